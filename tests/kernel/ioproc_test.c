@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ioproc_test: a pretend NIC that proves the IOPROC hooks.
+ *
+ * Each open file is one NIC context on the opener's mm.  Its shadow table
+ * (an xarray indexed by virtual page) holds what a NIC MMU would hold: the
+ * frame and whether the NIC may write it.  The hooks keep it in step with
+ * the page tables; IOPROC_TEST_CHECK proves that they did.  The xarray
+ * lock stands in for the NIC's shootdown: a hook removing an entry waits
+ * for a PUT or GET that is copying through it.
+ */
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/highmem.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+#include <linux/ioproc.h>
+
+#include "ioproc_test.h"
+
+static unsigned int skip_hooks;
+module_param(skip_hooks, uint, 0644);
+MODULE_PARM_DESC(skip_hooks,
+		 "Ignore hook classes (1 invalidate, 2 protection, 4 release) to show that CHECK catches a broken NIC");
+
+struct nic_ctx {
+	struct mm_struct *mm;		/* mmgrab()ed at attach */
+	struct ioproc_ops ops;
+	bool attached;
+	struct xarray shadow;		/* vpn -> xa_mk_value(pfn << 1 | w) */
+	unsigned long preload_start, preload_end;
+	atomic64_t calls[IOPROC_HOOK_NR];
+	atomic64_t loads, preloads, faults, released;
+	struct mutex lock;		/* attach/detach */
+};
+
+static inline unsigned long shadow_val(const struct ioproc_pte *t)
+{
+	return t->pfn << 1 | t->writable;
+}
+
+static void shadow_drop(struct nic_ctx *c, unsigned long start,
+			unsigned long end)
+{
+	unsigned long idx;
+	void *e;
+
+	xa_lock(&c->shadow);
+	xa_for_each_range(&c->shadow, idx, e, start >> PAGE_SHIFT,
+			  (end - 1) >> PAGE_SHIFT)
+		__xa_erase(&c->shadow, idx);
+	xa_unlock(&c->shadow);
+}
+
+static void shadow_wrprotect(struct nic_ctx *c, unsigned long start,
+			     unsigned long end)
+{
+	unsigned long idx;
+	void *e;
+
+	xa_lock(&c->shadow);
+	xa_for_each_range(&c->shadow, idx, e, start >> PAGE_SHIFT,
+			  (end - 1) >> PAGE_SHIFT)
+		if (xa_to_value(e) & 1)
+			__xa_store(&c->shadow, idx,
+				   xa_mk_value(xa_to_value(e) & ~1UL),
+				   GFP_ATOMIC);
+	xa_unlock(&c->shadow);
+}
+
+/* Called by ioproc_load() and from update hooks, under the PTE lock. */
+static void shadow_load(void *arg, unsigned long addr,
+			const struct ioproc_pte *t)
+{
+	struct nic_ctx *c = arg;
+
+	xa_lock(&c->shadow);
+	__xa_store(&c->shadow, addr >> PAGE_SHIFT, xa_mk_value(shadow_val(t)),
+		   GFP_ATOMIC);
+	xa_unlock(&c->shadow);
+}
+
+static void hook_release(void *arg, struct mm_struct *mm)
+{
+	struct nic_ctx *c = arg;
+
+	atomic64_inc(&c->calls[IOPROC_HOOK_RELEASE]);
+	atomic64_inc(&c->released);
+	if (!(skip_hooks & IOPROC_SKIP_RELEASE))
+		shadow_drop(c, 0, TASK_SIZE);
+}
+
+static void hook_sync_range(void *arg, struct vm_area_struct *vma,
+			    unsigned long start, unsigned long end)
+{
+	struct nic_ctx *c = arg;
+
+	/* Every PUT completes before its ioctl returns: nothing in flight. */
+	atomic64_inc(&c->calls[IOPROC_HOOK_SYNC_RANGE]);
+}
+
+static void hook_sync_page(void *arg, struct vm_area_struct *vma,
+			   unsigned long addr)
+{
+	struct nic_ctx *c = arg;
+
+	atomic64_inc(&c->calls[IOPROC_HOOK_SYNC_PAGE]);
+}
+
+static void hook_invalidate_range(void *arg, struct vm_area_struct *vma,
+				  unsigned long start, unsigned long end)
+{
+	struct nic_ctx *c = arg;
+
+	atomic64_inc(&c->calls[IOPROC_HOOK_INVALIDATE_RANGE]);
+	if (!(skip_hooks & IOPROC_SKIP_INVALIDATE))
+		shadow_drop(c, start, end);
+}
+
+static void hook_invalidate_page(void *arg, struct vm_area_struct *vma,
+				 unsigned long addr)
+{
+	struct nic_ctx *c = arg;
+
+	atomic64_inc(&c->calls[IOPROC_HOOK_INVALIDATE_PAGE]);
+	if (!(skip_hooks & IOPROC_SKIP_INVALIDATE))
+		shadow_drop(c, addr, addr + PAGE_SIZE);
+}
+
+static void preload(struct nic_ctx *c, struct vm_area_struct *vma,
+		    unsigned long start, unsigned long end)
+{
+	struct ioproc_pte t;
+	unsigned long addr;
+
+	start = max(start, READ_ONCE(c->preload_start));
+	end = min(end, READ_ONCE(c->preload_end));
+	for (addr = start; addr < end; addr += PAGE_SIZE) {
+		if (ioproc_peek_locked(vma, addr, &t))
+			continue;
+		shadow_load(c, addr, &t);
+		atomic64_inc(&c->preloads);
+	}
+}
+
+static void hook_update_range(void *arg, struct vm_area_struct *vma,
+			      unsigned long start, unsigned long end)
+{
+	struct nic_ctx *c = arg;
+
+	atomic64_inc(&c->calls[IOPROC_HOOK_UPDATE_RANGE]);
+	preload(c, vma, start, end);
+}
+
+static void hook_update_page(void *arg, struct vm_area_struct *vma,
+			     unsigned long addr)
+{
+	struct nic_ctx *c = arg;
+
+	atomic64_inc(&c->calls[IOPROC_HOOK_UPDATE_PAGE]);
+	preload(c, vma, addr, addr + PAGE_SIZE);
+}
+
+static void hook_change_protection(void *arg, struct vm_area_struct *vma,
+				   unsigned long start, unsigned long end,
+				   pgprot_t newprot)
+{
+	struct nic_ctx *c = arg;
+
+	atomic64_inc(&c->calls[IOPROC_HOOK_CHANGE_PROTECTION]);
+	if (skip_hooks & IOPROC_SKIP_PROTECTION)
+		return;
+	if (!ioproc_prot_read(newprot))
+		shadow_drop(c, start, end);
+	else if (!ioproc_prot_write(newprot))
+		shadow_wrprotect(c, start, end);
+}
+
+static const struct ioproc_ops nic_ops_template = {
+	.release		= hook_release,
+	.sync_range		= hook_sync_range,
+	.invalidate_range	= hook_invalidate_range,
+	.update_range		= hook_update_range,
+	.change_protection	= hook_change_protection,
+	.sync_page		= hook_sync_page,
+	.invalidate_page	= hook_invalidate_page,
+	.update_page		= hook_update_page,
+};
+
+/* A NIC translation fault: fault the page in, load, no reference kept. */
+static int nic_fault(struct nic_ctx *c, unsigned long addr, bool write)
+{
+	struct vm_area_struct *vma;
+	int tries, ret = -EBUSY;
+
+	mmap_assert_locked(c->mm);
+	for (tries = 0; tries < 32; tries++) {
+		vma = vma_lookup(c->mm, addr);
+		if (!vma)
+			return -EFAULT;
+		ret = ioproc_load(vma, addr, write, shadow_load, c);
+		if (!ret) {
+			atomic64_inc(&c->loads);
+			return 0;
+		}
+		if (ret == -EAGAIN)
+			continue;
+		if (ret != -EFAULT)
+			return ret;
+		atomic64_inc(&c->faults);
+		ret = fixup_user_fault(c->mm, addr,
+				       write ? FAULT_FLAG_WRITE : 0, NULL);
+		if (ret)
+			return ret;
+	}
+	return -EBUSY;
+}
+
+static bool ctx_usable(struct nic_ctx *c)
+{
+	return c->attached && current->mm == c->mm;
+}
+
+static long do_load(struct nic_ctx *c, struct ioproc_test_range __user *u)
+{
+	struct ioproc_test_range r;
+	unsigned long addr;
+	int ret = 0;
+
+	if (copy_from_user(&r, u, sizeof(r)))
+		return -EFAULT;
+	if (!PAGE_ALIGNED(r.addr) || !PAGE_ALIGNED(r.len) ||
+	    r.addr + r.len < r.addr || r.addr + r.len > TASK_SIZE)
+		return -EINVAL;
+	r.done = 0;
+	if (mmap_read_lock_killable(c->mm))
+		return -EINTR;
+	for (addr = r.addr; addr < r.addr + r.len; addr += PAGE_SIZE) {
+		ret = nic_fault(c, addr, r.write);
+		if (ret)
+			break;
+		r.done++;
+	}
+	mmap_read_unlock(c->mm);
+	if (copy_to_user(u, &r, sizeof(r)))
+		return -EFAULT;
+	return ret;
+}
+
+/*
+ * Compare one shadow entry with the live PTE.  Returns 0 if it matches,
+ * 1 stale, 2 over-permissive, -EAGAIN to look again.
+ */
+struct check_arg {
+	struct nic_ctx *c;
+	int verdict;
+};
+
+static void check_cb(void *arg, unsigned long addr, const struct ioproc_pte *t)
+{
+	struct check_arg *a = arg;
+	void *e;
+
+	xa_lock(&a->c->shadow);
+	e = xa_load(&a->c->shadow, addr >> PAGE_SHIFT);
+	if (!e)
+		a->verdict = 0;			/* dropped meanwhile: fine */
+	else if ((xa_to_value(e) >> 1) != t->pfn)
+		a->verdict = 1;
+	else if ((xa_to_value(e) & 1) && !t->writable)
+		a->verdict = 2;
+	else
+		a->verdict = 0;
+	xa_unlock(&a->c->shadow);
+}
+
+static int check_one(struct nic_ctx *c, unsigned long addr)
+{
+	struct check_arg a = { .c = c };
+	struct vm_area_struct *vma;
+	int tries, ret;
+
+	for (tries = 0; tries < 8; tries++) {
+		vma = vma_lookup(c->mm, addr);
+		ret = vma ? ioproc_load(vma, addr, false, check_cb, &a) :
+			    -EFAULT;
+		if (!ret)
+			return a.verdict;
+		if (ret == -EAGAIN)
+			continue;
+		/*
+		 * No PTE (or no VMA): stale if the entry is still there.  A
+		 * PTE being re-established right now (migration, swap-in)
+		 * may have preloaded it, so look again before judging.
+		 */
+		if (!xa_load(&c->shadow, addr >> PAGE_SHIFT))
+			return 0;
+		mmap_read_unlock(c->mm);
+		cond_resched();
+		mmap_read_lock(c->mm);
+	}
+	return xa_load(&c->shadow, addr >> PAGE_SHIFT) ? 1 : 0;
+}
+
+static long do_check(struct nic_ctx *c, struct ioproc_test_check __user *u)
+{
+	struct ioproc_test_check r;
+	unsigned long first, last, idx, *batch;
+	unsigned int n, i;
+	void *e;
+
+	if (copy_from_user(&r, u, sizeof(r)))
+		return -EFAULT;
+	if (!r.addr && !r.len) {
+		first = 0;
+		last = ULONG_MAX;
+	} else {
+		if (!r.len || r.addr + r.len < r.addr)
+			return -EINVAL;
+		first = r.addr >> PAGE_SHIFT;
+		last = (r.addr + r.len - 1) >> PAGE_SHIFT;
+	}
+	r.checked = r.stale = r.overperm = r.first_bad = 0;
+	batch = kmalloc_array(256, sizeof(*batch), GFP_KERNEL);
+	if (!batch)
+		return -ENOMEM;
+	if (mmap_read_lock_killable(c->mm)) {
+		kfree(batch);
+		return -EINTR;
+	}
+	idx = first;
+	for (;;) {
+		n = 0;
+		xa_lock(&c->shadow);
+		xa_for_each_range(&c->shadow, idx, e, idx, last) {
+			batch[n++] = idx;
+			if (n == 256)
+				break;
+		}
+		xa_unlock(&c->shadow);
+		for (i = 0; i < n; i++) {
+			int v = check_one(c, batch[i] << PAGE_SHIFT);
+
+			r.checked++;
+			if (v == 1)
+				r.stale++;
+			if (v == 2)
+				r.overperm++;
+			if (v > 0 && !r.first_bad)
+				r.first_bad = batch[i] << PAGE_SHIFT;
+		}
+		if (n < 256 || batch[n - 1] == last)
+			break;
+		idx = batch[n - 1] + 1;
+	}
+	mmap_read_unlock(c->mm);
+	kfree(batch);
+	if (r.stale || r.overperm)
+		pr_warn("ioproc_test: %llu stale, %llu over-permissive of %llu (first at %#llx)\n",
+			r.stale, r.overperm, r.checked, r.first_bad);
+	return copy_to_user(u, &r, sizeof(r)) ? -EFAULT : 0;
+}
+
+/*
+ * Copy one page's part through its shadow translation, as the NIC's DMA
+ * engine does.  The xarray lock is held across the copy, so an invalidate
+ * hook for this page waits until the copy is done (the shootdown).
+ */
+static int xfer_page(struct nic_ctx *c, unsigned long addr, void *kbuf,
+		     size_t len, bool put)
+{
+	int tries, ret;
+	void *e, *va;
+
+	for (tries = 0; tries < 32; tries++) {
+		xa_lock(&c->shadow);
+		e = xa_load(&c->shadow, addr >> PAGE_SHIFT);
+		if (e && (!put || (xa_to_value(e) & 1))) {
+			va = kmap_local_pfn(xa_to_value(e) >> 1);
+			if (put)
+				memcpy(va + offset_in_page(addr), kbuf, len);
+			else
+				memcpy(kbuf, va + offset_in_page(addr), len);
+			kunmap_local(va);
+			xa_unlock(&c->shadow);
+			return 0;
+		}
+		xa_unlock(&c->shadow);
+		/* Translation fault: the driver services it. */
+		ret = nic_fault(c, addr & PAGE_MASK, put);
+		if (ret)
+			return ret;
+	}
+	return -EBUSY;
+}
+
+static long do_xfer(struct nic_ctx *c, struct ioproc_test_xfer __user *u,
+		    bool put)
+{
+	struct ioproc_test_xfer x;
+	unsigned long addr, end;
+	void *kbuf;
+	long ret = 0;
+
+	if (copy_from_user(&x, u, sizeof(x)))
+		return -EFAULT;
+	if (x.addr + x.len < x.addr || x.addr + x.len > TASK_SIZE ||
+	    x.len > SZ_64M)
+		return -EINVAL;
+	kbuf = kvmalloc(max_t(size_t, x.len, 1), GFP_KERNEL);
+	if (!kbuf)
+		return -ENOMEM;
+	if (put && copy_from_user(kbuf, u64_to_user_ptr(x.buf), x.len)) {
+		kvfree(kbuf);
+		return -EFAULT;
+	}
+	x.error = 0;
+	if (mmap_read_lock_killable(c->mm)) {
+		kvfree(kbuf);
+		return -EINTR;
+	}
+	for (addr = x.addr, end = x.addr + x.len; addr < end;) {
+		size_t n = min_t(size_t, end - addr,
+				 PAGE_SIZE - offset_in_page(addr));
+
+		x.error = xfer_page(c, addr, kbuf + (addr - x.addr), n, put);
+		if (x.error)
+			break;
+		addr += n;
+	}
+	mmap_read_unlock(c->mm);
+	if (!put && !x.error &&
+	    copy_to_user(u64_to_user_ptr(x.buf), kbuf, x.len))
+		ret = -EFAULT;
+	kvfree(kbuf);
+	if (copy_to_user(u, &x, sizeof(x)))
+		ret = -EFAULT;
+	return ret;
+}
+
+static long do_stats(struct nic_ctx *c, struct ioproc_test_stats __user *u)
+{
+	struct ioproc_test_stats s = {};
+	unsigned long idx;
+	void *e;
+	int i;
+
+	for (i = 0; i < IOPROC_HOOK_NR; i++)
+		s.calls[i] = atomic64_read(&c->calls[i]);
+	xa_lock(&c->shadow);
+	xa_for_each(&c->shadow, idx, e)
+		s.entries++;
+	xa_unlock(&c->shadow);
+	s.loads = atomic64_read(&c->loads);
+	s.preloads = atomic64_read(&c->preloads);
+	s.faults = atomic64_read(&c->faults);
+	s.released = atomic64_read(&c->released);
+	return copy_to_user(u, &s, sizeof(s)) ? -EFAULT : 0;
+}
+
+static void ctx_detach(struct nic_ctx *c)
+{
+	if (!c->attached)
+		return;
+	/* -ENOENT if the mm's release hook unlinked us already: fine. */
+	ioproc_unregister_ops(c->mm, &c->ops);
+	c->attached = false;
+	shadow_drop(c, 0, TASK_SIZE);
+}
+
+static long nic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
+{
+	struct nic_ctx *c = f->private_data;
+	void __user *u = (void __user *)arg;
+	struct ioproc_test_range r;
+	long ret;
+
+	mutex_lock(&c->lock);
+	if (cmd == IOPROC_TEST_ATTACH) {
+		ret = -EBUSY;
+		if (!c->attached && !c->mm) {
+			c->mm = current->mm;
+			mmgrab(c->mm);
+			c->ops = nic_ops_template;
+			c->ops.arg = c;
+			ret = ioproc_register_ops(c->mm, &c->ops);
+			c->attached = !ret;
+		}
+		goto out;
+	}
+	ret = -EINVAL;
+	if (!ctx_usable(c))
+		goto out;
+	switch (cmd) {
+	case IOPROC_TEST_LOAD:
+		ret = do_load(c, u);
+		break;
+	case IOPROC_TEST_PRELOAD:
+		ret = -EFAULT;
+		if (copy_from_user(&r, u, sizeof(r)))
+			break;
+		WRITE_ONCE(c->preload_start, r.addr);
+		WRITE_ONCE(c->preload_end, r.len ? r.addr + r.len : 0);
+		ret = 0;
+		break;
+	case IOPROC_TEST_CHECK:
+		ret = do_check(c, u);
+		break;
+	case IOPROC_TEST_STATS:
+		ret = do_stats(c, u);
+		break;
+	case IOPROC_TEST_PUT:
+	case IOPROC_TEST_GET:
+		ret = do_xfer(c, u, cmd == IOPROC_TEST_PUT);
+		break;
+	case IOPROC_TEST_DETACH:
+		ctx_detach(c);
+		ret = 0;
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+out:
+	mutex_unlock(&c->lock);
+	return ret;
+}
+
+static int nic_open(struct inode *inode, struct file *f)
+{
+	struct nic_ctx *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return -ENOMEM;
+	xa_init(&c->shadow);
+	mutex_init(&c->lock);
+	f->private_data = c;
+	return 0;
+}
+
+static int nic_release(struct inode *inode, struct file *f)
+{
+	struct nic_ctx *c = f->private_data;
+
+	ctx_detach(c);
+	xa_destroy(&c->shadow);
+	if (c->mm)
+		mmdrop(c->mm);
+	kfree(c);
+	return 0;
+}
+
+static const struct file_operations nic_fops = {
+	.owner		= THIS_MODULE,
+	.open		= nic_open,
+	.release	= nic_release,
+	.unlocked_ioctl	= nic_ioctl,
+};
+
+static struct miscdevice nic_dev = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "ioproc_test",
+	.fops	= &nic_fops,
+	.mode	= 0600,
+};
+
+module_misc_device(nic_dev);
+MODULE_DESCRIPTION("Pretend NIC with a shadow MMU to prove the IOPROC hooks");
+MODULE_LICENSE("GPL");
