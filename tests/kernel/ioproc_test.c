@@ -324,7 +324,10 @@ static long do_check(struct nic_ctx *c, struct ioproc_test_check __user *u)
 		first = r.addr >> PAGE_SHIFT;
 		last = (r.addr + r.len - 1) >> PAGE_SHIFT;
 	}
-	r.checked = r.stale = r.overperm = r.first_bad = 0;
+	r.checked = 0;
+	r.stale = 0;
+	r.overperm = 0;
+	r.first_bad = 0;
 	batch = kmalloc_array(256, sizeof(*batch), GFP_KERNEL);
 	if (!batch)
 		return -ENOMEM;

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Elan NIC hardware interface: the layout of a node's NIC region, as
+ * elan-nicd (the NIC) and elan.ko (its driver) share it.
+ *
+ * Each guest's ivshmem-doorbell device exposes its own NIC region as BAR2;
+ * no other guest can see it.  The region holds a header (kernel only), and
+ * for each context: a kernel-only control block and NIC MMU, and the pages
+ * user space maps (see uapi/elan.h).  elan-nicd validates every field it
+ * reads from a region: nothing a guest writes can make it touch memory
+ * outside that guest's RAM and region or another job's contexts.
+ *
+ * Interrupt vectors (NIC -> driver) and doorbell vectors (driver -> NIC)
+ * are the ivshmem-doorbell ones.
+ */
+#ifndef ELAN_HW_H
+#define ELAN_HW_H
+
+#include "../driver/uapi/elan.h"
+
+#define ELAN_HW_MAGIC		0x31434e4e414c45ULL	/* "ELANNC1" */
+#define ELAN_HW_VERSION		1
+#define ELAN_REGION_SIZE	(16u << 20)	/* power of two for the BAR */
+
+/* NIC -> driver interrupt vectors. */
+enum elan_hw_irq {
+	ELAN_IRQ_EVENT	= 0,	/* events for an armed context */
+	ELAN_IRQ_FAULT	= 1,	/* translation fault requests posted */
+	ELAN_IRQ_STATE	= 2,	/* NIC or fabric state changed */
+	ELAN_NR_IRQS	= 4,
+};
+
+/* Driver -> NIC doorbell vectors (the NIC is peer 0). */
+enum elan_hw_doorbell {
+	ELAN_DB_WORK	= 0,	/* commands posted while nic_sleeping */
+	ELAN_DB_FAULT	= 1,	/* fault replies posted */
+	ELAN_DB_CTX	= 2,	/* a context was attached or detached */
+};
+#define ELAN_NIC_PEER_ID	0
+
+#define ELAN_MAX_ENGINES	4
+#define ELAN_FAULTQ_ENTRIES	256
+
+/*
+ * Shootdown.  A DMA engine brackets every chunk it moves (at most one page
+ * on each side) with seq: it makes seq odd, issues a full fence, reads the
+ * translations, copies, then makes seq even.  A driver that removed or
+ * downgraded a translation issues a full fence, and for each engine whose
+ * seq is odd waits until seq changes.  Then no chunk that read the old
+ * translation is still running.  nicd writes an engine's seq into the
+ * region of every node whose translation the chunk uses.
+ */
+struct elan_hw_engine {
+	__u64 seq;
+	__u32 ctx;		/* context whose translation is in use */
+	__u32 pad;
+};
+
+/*
+ * A translation fault: the NIC posts it (req_seq = position + 1, written
+ * last), the driver services it, writes status and then ack_seq =
+ * req_seq, and rings ELAN_DB_FAULT.  The NIC retries the access after the
+ * ack; status tells it when to give up instead.
+ */
+struct elan_hw_fault {
+	__u64 vaddr;		/* page-aligned user address */
+	__u32 ctx;
+	__u32 write;		/* nonzero: the NIC wants to write */
+	__u32 status;		/* enum elan_status: 0 loaded, or a fault error */
+	__u32 req_seq;		/* written by the NIC */
+	__u32 ack_seq;		/* written by the driver */
+	__u32 pad;
+};
+
+struct elan_hw_header {
+	__u64 magic;			/* ELAN_HW_MAGIC: tells a plain ivshmem apart */
+	__u32 version;			/* ELAN_HW_VERSION */
+	__u32 region_size;
+	__u32 node;			/* this node's number */
+	__u32 nodes;			/* nodes on the fabric */
+	__u32 max_ctx;			/* ELAN_MAX_CTX */
+	__u32 ctx_off;			/* offset of context 0 */
+	__u32 ctx_stride;		/* bytes per context */
+	__u32 nic_state;		/* ELAN_NIC_* (written by the NIC) */
+	__u32 nic_sleeping;		/* NIC waits for a doorbell */
+	__u32 nic_epoch;		/* bumped on each NIC start */
+	__u64 heartbeat;		/* NIC clock ticks while running */
+	__u32 fault_head;		/* driver: faults consumed (position) */
+	__u32 pad0;
+	struct elan_hw_engine engine[ELAN_MAX_ENGINES];
+	__u8  pad2[4096 - 64 - ELAN_MAX_ENGINES * sizeof(struct elan_hw_engine)];
+	struct elan_hw_fault faultq[ELAN_FAULTQ_ENTRIES];
+};
+
+enum elan_nic_state {
+	ELAN_NIC_DOWN	= 0,
+	ELAN_NIC_UP	= 1,
+};
+
+/* NIC MMU: a set-associative translation cache per context. */
+#define ELAN_MMU_SETS		1024
+#define ELAN_MMU_WAYS		4
+#define ELAN_MMU_VALID		0x1ULL
+#define ELAN_MMU_WRITE		0x2ULL
+#define ELAN_MMU_VPN_SHIFT	12
+
+/*
+ * tag = vaddr page | ELAN_MMU_* flags; 0 is an empty entry.  The driver
+ * installs pfn first and tag last (release), removes by writing tag = 0.
+ * The NIC reads tag, pfn, then tag again, and uses pfn only if both tags
+ * are equal, valid and match; the shootdown covers the rest.
+ */
+struct elan_hw_tlbe {
+	__u64 tag;
+	__u64 pfn;		/* guest page frame number */
+};
+
+static inline unsigned int elan_mmu_set(__u64 vaddr)
+{
+	__u64 vpn = vaddr >> ELAN_MMU_VPN_SHIFT;
+
+	return (unsigned int)((vpn ^ (vpn >> 10) ^ (vpn >> 20)) &
+			      (ELAN_MMU_SETS - 1));
+}
+
+/* Kernel-only control block of a context. */
+struct elan_hw_ctx {
+	__u32 state;		/* ELAN_CTX_* (driver writes ACTIVE/FREE) */
+	__u32 generation;	/* bumped by the driver on each attach */
+	__u64 capability;	/* job key */
+	__u32 armed;		/* driver: interrupt on the next event */
+	__u32 nic_state;	/* NIC: ELAN_CTX_* as the NIC sees it */
+	__u32 nic_error;	/* NIC: enum elan_status of a failure */
+	__u32 pad[1017];
+};
+
+/* Layout of one context inside the region (offsets from its start). */
+#define ELAN_CTX_OFF_CTL	0
+#define ELAN_CTX_OFF_CMD	ELAN_PAGE				/* CMD area */
+#define ELAN_CTX_OFF_EVT	(ELAN_CTX_OFF_CMD + ELAN_CMD_AREA_SIZE)	/* EVT area */
+#define ELAN_CTX_OFF_MMU	(ELAN_CTX_OFF_EVT + ELAN_EVT_AREA_SIZE)
+#define ELAN_CTX_MMU_SIZE	(ELAN_MMU_SETS * ELAN_MMU_WAYS * sizeof(struct elan_hw_tlbe))
+#define ELAN_CTX_STRIDE		(256u << 10)
+#define ELAN_REGION_OFF_CTX	(64u << 10)
+
+#endif /* ELAN_HW_H */
