@@ -136,6 +136,8 @@ done < "$allconfig"
 [ $missing = 0 ] || { say "config fragment not satisfied"; exit 1; }
 
 jobs=$(nproc)
+kind=incremental
+[ -f "$out/vmlinux" ] || kind=from-scratch
 log="$out/build.log"
 say "building bzImage and modules with $jobs jobs (log: $log)"
 start=$(date +%s)
@@ -155,16 +157,21 @@ if [ "$rc" != 0 ]; then
 	exit 1
 fi
 secs=$(( $(date +%s) - start ))
-say "built in ${secs}s"
+say "built in ${secs}s ($kind)"
 
 mkdir -p "$art.tmp"
 cp "$out/arch/x86/boot/bzImage" "$out/System.map" "$art.tmp/"
 cp "$out/.config" "$art.tmp/config"
 ln -sfn "$out" "$art.tmp/build"
 echo "$key" > "$out/.elan-key"
-echo "$secs" > "$art.tmp/build-seconds"
+echo "$secs $kind" > "$art.tmp/build-seconds"
+[ $kind = incremental ] || echo "$secs" > "$cache/$flavour-from-scratch-seconds"
 echo "$ver" > "$art.tmp/version"
 rm -rf "$art"
 mv "$art.tmp" "$art"
 ln -sfn "$art" "$cache/$flavour"
+# Older builds of this flavour point at the same build directory: stale.
+for old in "$cache/artifacts/$flavour"-*; do
+	[ "$old" = "$art" ] || rm -rf "$old"
+done
 echo "$art"

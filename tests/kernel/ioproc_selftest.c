@@ -22,6 +22,8 @@
  *                  if it is not tmpfs/ramfs)
  *   -w SECONDS     bound for waiting on ksmd and khugepaged (default 60)
  *   -s SEED        random seed for stress (default: time)
+ *   -O OPS         stress only with these operations (see -h), and
+ *                  "nopreload", "nonuma" to leave those out
  *   -v             verbose: say what each step checked
  *   -l             list the scenarios
  *   --with-broken  also run the broken scenario (last)
@@ -81,6 +83,9 @@
 #endif
 #ifndef MADV_NOHUGEPAGE
 #define MADV_NOHUGEPAGE 15
+#endif
+#ifndef MADV_COLD
+#define MADV_COLD 20
 #endif
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
@@ -551,24 +556,43 @@ static void dev_close(struct dev *d)
 		g_total.loads += s.loads - d->s0.loads;
 		g_total.preloads += s.preloads - d->s0.preloads;
 		g_total.faults += s.faults - d->s0.faults;
-		g_total.released += s.released;
 		g_total_valid = true;
 	}
 	close(d->fd);
 	d->fd = -1;
 }
 
-/* --nodev: move data with process_vm_{read,write}v on ourselves. */
+/*
+ * --nodev: move data through a pipe, so that the kernel's copy_from_user
+ * and copy_to_user apply the process's own protections (the guest kernel
+ * has no process_vm_readv).
+ */
 static int nodev_xfer(bool put, void *addr, void *buf, size_t len)
 {
-	struct iovec l = { buf, len }, r = { addr, len };
+	static __thread int pfd[2] = { -1, -1 };
+	char *src = put ? buf : addr, *dst = put ? addr : buf, junk[4096];
+	size_t done = 0, chunk;
 	ssize_t n;
+	int e = 0;
 
-	n = put ? process_vm_writev(getpid(), &l, 1, &r, 1, 0)
-		: process_vm_readv(getpid(), &l, 1, &r, 1, 0);
-	if (n < 0)
+	if (pfd[0] < 0 && pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	while (done < len && !e) {
+		chunk = len - done < 65536 ? len - done : 65536;
+		n = write(pfd[1], src + done, chunk);
+		if (n <= 0) {
+			e = n < 0 ? -errno : -EFAULT;
+			break;
+		}
+		chunk = n;
+		n = read(pfd[0], dst + done, chunk);
+		if (n != (ssize_t)chunk)
+			e = n < 0 ? -errno : -EFAULT;
+		done += n > 0 ? (size_t)n : 0;
+	}
+	while (read(pfd[0], junk, sizeof(junk)) > 0)
+		;	/* what could not be delivered */
+	return e;
 }
 
 static int dev_load(struct dev *d, void *addr, size_t len, bool write,
@@ -1137,9 +1161,10 @@ out:
 	if (c2p[0] >= 0)
 		close(c2p[0]);
 	if (pid > 0) {
-		if (wait_child(pid, 30, &st) < 0 && rc == 0)
-			FAIL("%s: the child hung", kind);
-		if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		if (wait_child(pid, 30, &st) < 0) {
+			why("%s: the child hung", kind);
+			rc = -1;
+		} else if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 			why("%s: the child failed (status %#x)", kind, st);
 			rc = -1;
 		}
@@ -1418,7 +1443,7 @@ static int msync_case(struct dev *d, const char *dir, bool writeback)
 	snprintf(w, sizeof(w), "%s: msync", dir);
 	TRY(expect_grew(d, &h, CL_SYNC_RANGE, w));
 	cleaned = !g_nodev && hk_grew(d, &h, CL_PROT);
-	if (writeback)
+	if (writeback && !g_nodev)
 		note("%s: writeback %s the PTEs (change_protection %s)", dir,
 		     cleaned ? "cleaned" : "did not clean",
 		     cleaned ? "called" : "not called");
@@ -1455,6 +1480,29 @@ out:
 	return rc;
 }
 
+/* The type of the mount holding @dir, from /proc/self/mounts. */
+static void mount_type(const char *dir, char *type, size_t n)
+{
+	char real[4096], line[1024], mnt[1024], fs[64];
+	size_t best = 0, l;
+	FILE *f;
+
+	snprintf(type, n, "?");
+	if (!realpath(dir, real) || !(f = fopen("/proc/self/mounts", "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %1023s %63s", mnt, fs) != 2)
+			continue;
+		l = strlen(mnt);
+		if (strncmp(real, mnt, l) == 0 &&
+		    (real[l] == '/' || real[l] == 0 || l == 1) && l >= best) {
+			best = l;
+			snprintf(type, n, "%s", fs);
+		}
+	}
+	fclose(f);
+}
+
 static const char *writeback_dir(void)
 {
 	static char cwd[4096];
@@ -1487,9 +1535,10 @@ static int sc_msync(void)
 	TRY(msync_case(&d, "/tmp", false));
 	wb = writeback_dir();
 	if (wb) {
-		statfs(wb, &sf);
-		note("file system with writeback: %s (f_type %#lx)", wb,
-		     (unsigned long)sf.f_type);
+		char type[64];
+
+		mount_type(wb, type, sizeof(type));
+		note("file system with writeback: %s (%s)", wb, type);
 		TRY(msync_case(&d, wb, true));
 	} else {
 		note("no writable file system with writeback found (-d DIR): only tmpfs tested");
@@ -1760,8 +1809,13 @@ static int sc_ksm(void)
 		pattern(a.exp + i * PG, PG, 71, 0);
 		memcpy(a.p + i * PG, a.exp + i * PG, PG);
 	}
+	/*
+	 * The control pages differ from the loaded ones: otherwise all the
+	 * loaded pages could be merged onto a control page's frame, and
+	 * none of them would stay on its own frame, write-protected.
+	 */
 	for (i = 0; i < nb; i++) {
-		pattern(b.exp + i * PG, PG, 71, 0);
+		pattern(b.exp + i * PG, PG, 70, 0);
 		memcpy(b.p + i * PG, b.exp + i * PG, PG);
 	}
 	TRY(load_ok(&d, a.p, a.len, true, "before merge"));
@@ -1777,19 +1831,19 @@ static int sc_ksm(void)
 	    madvise(b.p, b.len, MADV_MERGEABLE) < 0)
 		SKIP("madvise(MADV_MERGEABLE): %s", strerror(errno));
 
-	/* Wait until every page of both regions maps one KSM frame. */
+	/* Wait until the pages of each region map one KSM frame. */
 	t0 = now_ms();
 	while (now_ms() - t0 < g_wait_secs * 1000ULL) {
 		sleep_ms(250);
-		ksmpfn = pm_pfn(b.p);
-		ma = same_frame(&a, ksmpfn);
-		mb = same_frame(&b, ksmpfn);
-		if (ksmpfn && ma == na && mb == nb)
+		ksmpfn = pm_pfn(a.p + PG);
+		ma = ksmpfn ? same_frame(&a, ksmpfn) : 0;
+		mb = pm_pfn(b.p) ? same_frame(&b, pm_pfn(b.p)) : 0;
+		if (ma == na && mb == nb)
 			break;
 	}
 	read_long(KSM_DIR "pages_sharing", &sharing);
-	note("after %.1f s: %zu/%zu loaded and %zu/%zu control pages share frame %#llx (pages_sharing %ld -> %ld)",
-	     (now_ms() - t0) / 1000.0, ma, na, mb, nb, (ull)ksmpfn, sharing0,
+	note("after %.1f s: %zu/%zu loaded pages share frame %#llx, %zu/%zu control pages share one (pages_sharing %ld -> %ld)",
+	     (now_ms() - t0) / 1000.0, ma, na, (ull)ksmpfn, mb, nb, sharing0,
 	     sharing);
 	if (ma != na) {
 		if (mb == nb)
@@ -1844,7 +1898,7 @@ static int sc_thp(void)
 	struct dev d = { .fd = -1 };
 	char mode[64];
 	long kb, kb_split, coll0 = -1, coll1 = -1;
-	bool collapsed = false;
+	bool collapsed = false, khp;
 	uint64_t t0;
 	char *p;
 	int rc = 0;
@@ -1858,6 +1912,10 @@ static int sc_thp(void)
 		REQ(setting_set(THP_DIR "enabled", "madvise") == 0,
 		    "cannot enable THP: %s", strerror(errno));
 	}
+	/* khugepaged stays away until the collapse part (it would undo splits) */
+	khp = g_root && exists(THP_DIR "khugepaged/scan_sleep_millisecs");
+	if (khp)
+		setting_set(THP_DIR "khugepaged/scan_sleep_millisecs", "600000");
 	p = map_aligned(len, HPAGE, PROT_READ | PROT_WRITE);
 	REQ(p, "mmap: %s", strerror(errno));
 	TRY(reg_init(&r, p, len));
@@ -1886,6 +1944,9 @@ static int sc_thp(void)
 	hk_snap(&d, &h);
 	REQ(mprotect(p + HPAGE / 2, PG, PROT_READ) == 0, "mprotect: %s",
 	    strerror(errno));
+	kb = smaps_anon_huge_kb(p, len);
+	vnote("%ld kB in huge pages after mprotect of 4 KiB", kb);
+	REQ(kb < (long)(len >> 10), "mprotect of 4 KiB did not split the huge page (AnonHugePages %ld kB)", kb);
 	TRY(expect_grew(&d, &h, CL_INV, "split by mprotect"));
 	TRY(expect_grew(&d, &h, CL_PROT, "mprotect inside a huge page"));
 	TRY(expect_clean(&d, "after split by mprotect"));
@@ -1915,16 +1976,16 @@ static int sc_thp(void)
 	kb_split = smaps_anon_huge_kb(p, len);
 	note("%ld kB in huge pages after the splits", kb_split);
 
-	/* collapse by khugepaged */
-	if (g_root && exists(THP_DIR "khugepaged/scan_sleep_millisecs")) {
-		setting_set(THP_DIR "khugepaged/scan_sleep_millisecs", "100");
-		setting_set(THP_DIR "khugepaged/alloc_sleep_millisecs", "100");
-		setting_set(THP_DIR "khugepaged/pages_to_scan", "4096");
-	}
-	read_long(THP_DIR "khugepaged/pages_collapsed", &coll0);
+	/* collapse by khugepaged, woken now */
 	reg_fill(&r, 0, len, 86);	/* young PTEs, so khugepaged wants them */
 	TRY(load_ok(&d, p, len, true, "before collapse"));
 	hk_snap(&d, &h);
+	read_long(THP_DIR "khugepaged/pages_collapsed", &coll0);
+	if (khp) {
+		setting_set(THP_DIR "khugepaged/alloc_sleep_millisecs", "100");
+		setting_set(THP_DIR "khugepaged/pages_to_scan", "4096");
+		setting_set(THP_DIR "khugepaged/scan_sleep_millisecs", "100");
+	}
 	t0 = now_ms();
 	while (now_ms() - t0 < g_wait_secs * 1000ULL) {
 		sleep_ms(250);
@@ -1933,7 +1994,7 @@ static int sc_thp(void)
 			break;
 	}
 	read_long(THP_DIR "khugepaged/pages_collapsed", &coll1);
-	collapsed = kb > kb_split;
+	collapsed = kb > kb_split && coll1 > coll0;
 	note("after %.1f s: %ld kB in huge pages (khugepaged pages_collapsed %ld -> %ld)",
 	     (now_ms() - t0) / 1000.0, kb, coll0, coll1);
 	if (collapsed)
@@ -2111,8 +2172,23 @@ struct gc_report {
 	uint64_t released, entries, checked, stale, overperm;
 };
 
+/* The module's count of release hooks run, or -1 without the module. */
+static long release_calls(void)
+{
+	FILE *f = fopen("/sys/module/ioproc_test/parameters/release_calls", "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
 static int sc_exit(void)
 {
+	long rel0;
 	struct region r = { 0 };
 	struct dev d = { .fd = -1 };
 	struct gc_report rep;
@@ -2124,7 +2200,8 @@ static int sc_exit(void)
 	if (g_nodev)
 		note("--nodev: the children attach nothing");
 
-	/* 1. a child attaches, loads, PUTs and exits */
+	/* 1. a child attaches, loads, PUTs and exits: its release hook runs */
+	rel0 = release_calls();
 	pid = fork();
 	REQ(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0)
@@ -2132,6 +2209,10 @@ static int sc_exit(void)
 	REQ(wait_child(pid, 60, &st) == 0, "the child hung on exit");
 	REQ(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	    "the child that attached and exited failed (status %#x)", st);
+	if (!g_nodev && rel0 >= 0)
+		REQ(release_calls() > rel0,
+		    "no release hook ran when the attached child exited (%ld before, %ld after)",
+		    rel0, release_calls());
 
 	/* 2. the open file outlives the mm: a grandchild keeps it */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -2295,9 +2376,23 @@ static const char *const so_name[SO_NR] = {
 	"mremap", "fork",
 };
 
+static const unsigned so_weight[SO_NR] = {
+	24, 10, 6, 4, 10, 5, 15, 12, 5, 5, 3, 1,
+};
+static unsigned g_st_mask = (1u << SO_NR) - 1;	/* -O: ops to use */
+static bool g_st_preload = true, g_st_numa = true;
+
+#define ST_HIST 8
+struct st_hist {
+	uint8_t op, state;
+	uint32_t ms;
+};
+
 struct st_slot {
 	pthread_mutex_t mu;
 	int state;
+	unsigned hn;
+	struct st_hist hist[ST_HIST];
 };
 
 static struct stress {
@@ -2307,12 +2402,19 @@ static struct stress {
 	struct dev *d;
 	volatile int stop;
 	bool swap;
+	uint64_t t0;
 	uint64_t ops[SO_NR];
 	uint64_t ld_ok, ld_fault, put_ok, put_fault, get_ok, get_fault;
-	uint64_t unexpected, checks, bad;
+	uint64_t unexpected, checks, bad, transient, transient_addr;
 	int unexpected_err, check_err;
 	const char *unexpected_op;
 	struct ioproc_test_check badc;
+	/* what the checker saw at the first bad CHECK */
+	uint32_t bad_ms;
+	int bad_slot, bad_state;
+	uint64_t bad_pm;
+	unsigned bad_hn;
+	struct st_hist bad_hist[ST_HIST];
 } S;
 
 #define ADD(x) __atomic_fetch_add(&(x), 1, __ATOMIC_RELAXED)
@@ -2320,6 +2422,18 @@ static struct stress {
 static char *st_addr(int i)
 {
 	return S.base + i * S.ssz;
+}
+
+/* Under the slot's lock: remember the operation for the diagnosis. */
+static void st_log(int i, int op)
+{
+	struct st_slot *sl = &S.slot[i];
+	struct st_hist *h = &sl->hist[sl->hn % ST_HIST];
+
+	h->op = op;
+	h->state = sl->state;
+	h->ms = now_ms() - S.t0;
+	__atomic_store_n(&sl->hn, sl->hn + 1, __ATOMIC_RELEASE);
 }
 
 /* Put a PROT_NONE placeholder where a slot was unmapped. */
@@ -2342,6 +2456,49 @@ static void st_syserr(const char *op, int i)
 	S.stop = 1;
 }
 
+static int st_pick(uint64_t *s)
+{
+	unsigned total = 0, r;
+	int op;
+
+	for (op = 0; op < SO_NR; op++)
+		if (g_st_mask & (1u << op))
+			total += so_weight[op];
+	if (!total)
+		return -1;
+	r = rnd(s) % total;
+	for (op = 0; op < SO_NR; op++) {
+		if (!(g_st_mask & (1u << op)))
+			continue;
+		if (r < so_weight[op])
+			return op;
+		r -= so_weight[op];
+	}
+	return -1;
+}
+
+static void st_mremap(int i, int j)
+{
+	int lo = i < j ? i : j, hi = i < j ? j : i;
+	void *q;
+
+	pthread_mutex_lock(&S.slot[lo].mu);
+	pthread_mutex_lock(&S.slot[hi].mu);
+	q = mremap(st_addr(i), S.ssz, S.ssz, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   st_addr(j));
+	if (q != st_addr(j)) {
+		st_syserr("mremap", i);
+	} else {
+		S.slot[j].state = S.slot[i].state;
+		S.slot[i].state = S_NONE;
+		st_hole(i);
+		st_log(i, SO_MREMAP);	/* moved away */
+		st_log(j, SO_MREMAP | 0x80);	/* moved here */
+	}
+	pthread_mutex_unlock(&S.slot[hi].mu);
+	pthread_mutex_unlock(&S.slot[lo].mu);
+}
+
 static void *st_mutator(void *arg)
 {
 	uint64_t s = g_seed ^ ((uintptr_t)arg * 0x9e3779b97f4a7c15ULL);
@@ -2349,35 +2506,22 @@ static void *st_mutator(void *arg)
 
 	rnd(&s);
 	while (!S.stop) {
-		int i = rnd(&s) % ST_SLOTS, r = rnd(&s) % 100, op;
+		int i = rnd(&s) % ST_SLOTS, op = st_pick(&s);
 		struct st_slot *sl = &S.slot[i];
 		char *a = st_addr(i);
 
-		if (r < 3) {
-			int j = rnd(&s) % ST_SLOTS, lo, hi;
-			void *q;
+		if (op < 0)
+			break;
+		if (op == SO_MREMAP) {
+			int j = rnd(&s) % ST_SLOTS;
 
-			if (j == i)
-				continue;
-			lo = i < j ? i : j;
-			hi = i < j ? j : i;
-			pthread_mutex_lock(&S.slot[lo].mu);
-			pthread_mutex_lock(&S.slot[hi].mu);
-			q = mremap(a, S.ssz, S.ssz, MREMAP_MAYMOVE | MREMAP_FIXED,
-				   st_addr(j));
-			if (q != st_addr(j)) {
-				st_syserr("mremap", i);
-			} else {
-				S.slot[j].state = sl->state;
-				sl->state = S_NONE;
-				st_hole(i);
+			if (j != i) {
+				st_mremap(i, j);
+				ADD(S.ops[op]);
 			}
-			pthread_mutex_unlock(&S.slot[hi].mu);
-			pthread_mutex_unlock(&S.slot[lo].mu);
-			ADD(S.ops[SO_MREMAP]);
 			continue;
 		}
-		if (r < 4) {
+		if (op == SO_FORK) {
 			pid_t pid = fork();
 			int st;
 
@@ -2385,61 +2529,64 @@ static void *st_mutator(void *arg)
 				_exit(0);
 			if (pid > 0)
 				waitpid(pid, &st, 0);
-			ADD(S.ops[SO_FORK]);
+			ADD(S.ops[op]);
 			continue;
 		}
 		pthread_mutex_lock(&sl->mu);
-		if (r < 28) {
-			op = SO_WRITE;
+		switch (op) {
+		case SO_WRITE:
 			if (sl->state == S_RW)
 				pattern(a, S.ssz, rnd(&s), 0);
 			else if (sl->state == S_RO)
 				sink += *(volatile uint64_t *)(a + (rnd(&s) % S.ssz & ~7UL));
-		} else if (r < 38) {
-			op = SO_REMAP;
+			break;
+		case SO_REMAP:
 			if (mmap(a, S.ssz, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != a)
 				st_syserr("mmap", i);
 			sl->state = S_RW;
-		} else if (r < 44) {
-			op = SO_NONEMAP;
+			break;
+		case SO_NONEMAP:
 			if (mmap(a, S.ssz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 				 MAP_FIXED | MAP_NORESERVE, -1, 0) != a)
 				st_syserr("mmap PROT_NONE", i);
 			sl->state = S_NONE;
-		} else if (r < 48) {
-			op = SO_MUNMAP;
+			break;
+		case SO_MUNMAP:
 			if (munmap(a, S.ssz) < 0)
 				st_syserr("munmap", i);
 			else
 				st_hole(i);
 			sl->state = S_NONE;
-		} else if (r < 58) {
-			op = SO_RO;
+			break;
+		case SO_RO:
 			if (mprotect(a, S.ssz, PROT_READ) < 0)
 				st_syserr("mprotect", i);
 			sl->state = S_RO;
-		} else if (r < 63) {
-			op = SO_PROTNONE;
+			break;
+		case SO_PROTNONE:
 			if (mprotect(a, S.ssz, PROT_NONE) < 0)
 				st_syserr("mprotect", i);
 			sl->state = S_NONE;
-		} else if (r < 78) {
-			op = SO_RW;
+			break;
+		case SO_RW:
 			if (mprotect(a, S.ssz, PROT_READ | PROT_WRITE) < 0)
 				st_syserr("mprotect", i);
 			sl->state = S_RW;
-		} else if (r < 90) {
-			op = SO_DONTNEED;
+			break;
+		case SO_DONTNEED:
 			madvise(a, S.ssz, MADV_DONTNEED);
-		} else if (r < 95) {
-			op = S.swap ? SO_PAGEOUT : SO_DONTNEED;
-			madvise(a, S.ssz, S.swap ? MADV_PAGEOUT : MADV_DONTNEED);
-		} else {
-			op = SO_FREE;
+			break;
+		case SO_PAGEOUT:
+			madvise(a, S.ssz, S.swap ? MADV_PAGEOUT : MADV_COLD);
+			break;
+		case SO_FREE:
 			if (sl->state == S_RW)
 				madvise(a, S.ssz, MADV_FREE);
+			break;
 		}
+		if (op != SO_WRITE)
+			st_log(i, op);
 		pthread_mutex_unlock(&sl->mu);
 		ADD(S.ops[op]);
 	}
@@ -2488,6 +2635,40 @@ static void *st_loader(void *arg)
 	return NULL;
 }
 
+/*
+ * A bad CHECK of everything may only have caught a system call half way
+ * (munmap(2), for one, zaps with the mmap_lock downgraded to read after
+ * the VMA is gone).  So each slot is checked again while holding its lock,
+ * with nothing in flight on it: only what is still bad then counts.
+ */
+static void st_recheck(uint64_t bad_addr)
+{
+	struct ioproc_test_check c;
+	bool genuine = false;
+	int i, e;
+
+	for (i = 0; i < ST_SLOTS && !S.stop; i++) {
+		pthread_mutex_lock(&S.slot[i].mu);
+		e = dev_check(S.d, st_addr(i), S.ssz, &c);
+		if (e == 0 && (c.stale || c.overperm) && !genuine) {
+			genuine = true;
+			if (S.bad++ == 0) {
+				S.badc = c;
+				S.bad_ms = now_ms() - S.t0;
+				S.bad_slot = i;
+				S.bad_pm = pm_entry((void *)(uintptr_t)c.first_bad);
+				S.bad_state = S.slot[i].state;
+				S.bad_hn = S.slot[i].hn;
+				memcpy(S.bad_hist, S.slot[i].hist,
+				       sizeof(S.bad_hist));
+			}
+		}
+		pthread_mutex_unlock(&S.slot[i].mu);
+	}
+	if (!genuine && S.transient++ == 0)
+		S.transient_addr = bad_addr;
+}
+
 static void *st_checker(void *arg)
 {
 	struct ioproc_test_check c;
@@ -2500,8 +2681,7 @@ static void *st_checker(void *arg)
 			if (!S.check_err)
 				S.check_err = e;
 		} else if (c.stale || c.overperm) {
-			if (S.bad++ == 0)
-				S.badc = c;
+			st_recheck(c.first_bad);
 		}
 		S.checks++;
 		sched_yield();
@@ -2509,16 +2689,78 @@ static void *st_checker(void *arg)
 	return NULL;
 }
 
+/* After the run: what the threads saw, then every slot must work both ways. */
+static int stress_verdict(struct dev *d)
+{
+	struct region r = { 0 };
+	char w[64];
+	int rc = 0, i, e;
+
+	if (S.bad) {
+		char h[512] = "";
+		size_t l = 0;
+		unsigned k, n = S.bad_hn < ST_HIST ? S.bad_hn : ST_HIST;
+		static const char *const stn[] = { "rw", "ro", "none" };
+
+		for (k = S.bad_hn - n; k < S.bad_hn && l < sizeof(h); k++) {
+			struct st_hist *he = &S.bad_hist[k % ST_HIST];
+
+			l += snprintf(h + l, sizeof(h) - l, " %u:%s%s->%s",
+				      he->ms, so_name[he->op & 0x7f],
+				      he->op & 0x80 ? "-in" : "",
+				      stn[he->state % 3]);
+		}
+		note("first bad CHECK of a quiet slot at %u ms: address %#llx is slot %d page %llu, slot state %s, pagemap %s%s pfn %#llx; last slot operations (ms:op->state):%s",
+		     S.bad_ms, (ull)S.badc.first_bad, S.bad_slot,
+		     S.bad_slot >= 0 ? (ull)((S.badc.first_bad - (uintptr_t)S.base) % S.ssz / PG) : 0ULL,
+		     S.bad_slot >= 0 ? stn[S.bad_state % 3] : "-",
+		     PM_PRESENT(S.bad_pm) ? "present" : "not present",
+		     PM_SWAP(S.bad_pm) ? " swapped" : "",
+		     (ull)PM_PFN(S.bad_pm), h);
+	}
+	if (S.transient)
+		note("%llu of %llu CHECKs of everything were bad but clean again per slot with no operation in flight (first at %#llx): a system call caught half way",
+		     (ull)S.transient, (ull)S.checks, (ull)S.transient_addr);
+	if (S.bad)
+		FAIL("CHECK of a quiet slot found problems %llu of %llu times; first: %llu stale, %llu over-permissive of %llu (first bad at %#llx)",
+		     (ull)S.bad, (ull)S.checks, (ull)S.badc.stale,
+		     (ull)S.badc.overperm, (ull)S.badc.checked,
+		     (ull)S.badc.first_bad);
+	if (S.check_err)
+		FAIL("CHECK failed: %s", errname(S.check_err));
+	if (S.unexpected)
+		FAIL("%llu NIC operations failed unexpectedly; first: %s with %s",
+		     (ull)S.unexpected, S.unexpected_op, errname(S.unexpected_err));
+	if (g_why[0]) {
+		rc = -1;	/* a mutator's system call failed: reason set */
+		goto out;
+	}
+	TRY(expect_clean(d, "after the run"));
+	for (i = 0; i < ST_SLOTS; i++) {
+		REQ(mprotect(st_addr(i), S.ssz, PROT_READ | PROT_WRITE) == 0,
+		    "mprotect: %s", strerror(errno));
+		TRY(reg_init(&r, st_addr(i), S.ssz));
+		memcpy(r.exp, r.p, S.ssz);
+		snprintf(w, sizeof(w), "slot %d after the run", i);
+		e = roundtrip(d, &r, 0, S.ssz, 1000 + i, w);
+		free(r.exp);
+		r.exp = NULL;
+		TRY(e);
+	}
+	TRY(expect_clean(d, "end"));
+out:
+	return rc;
+}
+
 static int sc_stress(void)
 {
 	const int nmut = 3;
 	pthread_t mut[ST_MAX_MUTATORS], ld, ck;
 	struct dev d = { .fd = -1 };
-	struct region r = { 0 };
 	int rc = 0, i, e, started = 0;
 	bool preload_ok = true, preload_on = false;
 	long numa0 = vmstat("numa_pte_updates"), numa1;
-	char *buf = NULL, w[64];
+	char *buf = NULL;
 	uint64_t t0;
 
 	memset(&S, 0, sizeof(S));
@@ -2539,11 +2781,23 @@ static int sc_stress(void)
 	REQ(buf, "out of memory");
 	TRY(dev_open(&d));
 	S.d = &d;
-	if (g_root && exists("/proc/sys/kernel/numa_balancing") &&
+	S.t0 = now_ms();
+	preload_ok = g_st_preload;
+	if (g_st_numa && g_root && exists("/proc/sys/kernel/numa_balancing") &&
 	    count_nodes() > 1 && setting_set("/proc/sys/kernel/numa_balancing", "1") == 0)
 		vnote("NUMA balancing on during the run");
-	note("%u s, %d mutators, seed %#llx, swap %s", g_stress_secs, nmut,
-	     (ull)g_seed, S.swap ? "yes" : "no");
+	note("%u s, %d mutators, seed %#llx, swap %s, preload %s, NUMA balancing %s",
+	     g_stress_secs, nmut, (ull)g_seed, S.swap ? "yes" : "no",
+	     g_st_preload ? "toggled" : "off", g_st_numa ? "tried" : "off");
+	if (g_st_mask != (1u << SO_NR) - 1) {
+		char ops[256] = "";
+		size_t l = 0;
+
+		for (i = 0; i < SO_NR; i++)
+			if ((g_st_mask & (1u << i)) && l < sizeof(ops))
+				l += snprintf(ops + l, sizeof(ops) - l, " %s", so_name[i]);
+		note("operations:%s", ops);
+	}
 
 	for (i = 0; i < nmut; i++) {
 		if (pthread_create(&mut[i], NULL, st_mutator, (void *)(uintptr_t)(i + 1)))
@@ -2597,42 +2851,17 @@ out:
 				l = sizeof(line) - 1;
 		}
 		note("%llu VM operations:%s", (ull)ops, line);
-		note("NIC: LOAD %llu ok / %llu refused, PUT %llu / %llu, GET %llu / %llu, unexpected errors %llu; CHECK %llu times, %llu bad",
+		note("NIC: LOAD %llu ok / %llu refused, PUT %llu / %llu, GET %llu / %llu, unexpected errors %llu; CHECK %llu times, %llu bad in flight, %llu bad when quiet",
 		     (ull)S.ld_ok, (ull)S.ld_fault, (ull)S.put_ok,
 		     (ull)S.put_fault, (ull)S.get_ok, (ull)S.get_fault,
-		     (ull)S.unexpected, (ull)S.checks, (ull)S.bad);
+		     (ull)S.unexpected, (ull)S.checks, (ull)S.transient,
+		     (ull)S.bad);
 		numa1 = vmstat("numa_pte_updates");
 		if (numa0 >= 0 && numa1 > numa0)
 			note("NUMA balancing changed %ld PTEs", numa1 - numa0);
 	}
-	if (rc == 0 && S.bad)
-		FAIL("CHECK found problems %llu of %llu times; first: %llu stale, %llu over-permissive of %llu (first bad at %#llx)",
-		     (ull)S.bad, (ull)S.checks, (ull)S.badc.stale,
-		     (ull)S.badc.overperm, (ull)S.badc.checked,
-		     (ull)S.badc.first_bad);
-	if (rc == 0 && S.check_err)
-		FAIL("CHECK failed: %s", errname(S.check_err));
-	if (rc == 0 && S.unexpected)
-		FAIL("%llu NIC operations failed unexpectedly; first: %s with %s",
-		     (ull)S.unexpected, S.unexpected_op, errname(S.unexpected_err));
-	if (rc == 0 && g_why[0])
-		rc = -1;	/* a mutator's system call failed */
-	/* Quiet now: every slot must work both ways. */
-	if (rc == 0) {
-		TRY(expect_clean(&d, "after the run"));
-		for (i = 0; i < ST_SLOTS; i++) {
-			REQ(mprotect(st_addr(i), S.ssz, PROT_READ | PROT_WRITE) == 0,
-			    "mprotect: %s", strerror(errno));
-			TRY(reg_init(&r, st_addr(i), S.ssz));
-			memcpy(r.exp, r.p, S.ssz);
-			snprintf(w, sizeof(w), "slot %d after the run", i);
-			e = roundtrip(&d, &r, 0, S.ssz, 1000 + i, w);
-			free(r.exp);
-			r.exp = NULL;
-			TRY(e);
-		}
-		TRY(expect_clean(&d, "end"));
-	}
+	if (rc == 0)
+		rc = stress_verdict(&d);
 	if (S.base && S.base != MAP_FAILED)
 		munmap(S.base, ST_SLOTS * S.ssz);
 	free(buf);
@@ -2645,9 +2874,10 @@ out:
 /* The checker must see what a NIC that ignores a hook class leaves behind. */
 static int sc_broken(void)
 {
-	struct ioproc_test_check c1 = { 0 }, c2 = { 0 }, c3 = { 0 };
+	struct ioproc_test_check c1 = { 0 }, c1b = { 0 }, c2 = { 0 }, c3 = { 0 };
 	struct region r = { 0 };
 	struct dev d = { .fd = -1 };
+	void *decoy = MAP_FAILED;
 	char buf[32];
 	long old;
 	int rc = 0, e;
@@ -2672,14 +2902,28 @@ static int sc_broken(void)
 	q = mmap(r.p, r.len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	REQ(q == r.p, "mmap: %s", strerror(errno));
-	reg_fill(&r, 0, r.len, 112);	/* new frames under the old entries */
-	e = dev_check(&d, NULL, 0, &c1);	/* no PUT: it would hit freed pages */
+	/* No PUT or GET from here on: they would go to freed pages. */
+	e = dev_check(&d, NULL, 0, &c1);	/* the PTEs are gone */
+	if (e == 0) {
+		/*
+		 * The page allocator hands the freed frames back first, most
+		 * likely at the same addresses; a decoy takes them, so that
+		 * the new PTEs map other frames than the stale entries.
+		 */
+		decoy = mmap(NULL, 64 * PG, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (decoy != MAP_FAILED)
+			memset(decoy, 1, 64 * PG);
+		reg_fill(&r, 0, r.len, 112);
+		e = dev_check(&d, NULL, 0, &c1b);	/* other frames */
+	}
 	write_str(SKIP_PARAM, "0");
 	dev_close(&d);
 	REQ(e == 0, "CHECK: %s", errname(e));
-	note("invalidate skipped, munmap + mmap: CHECK %llu stale, %llu over-permissive of %llu",
-	     (ull)c1.stale, (ull)c1.overperm, (ull)c1.checked);
+	note("invalidate skipped, munmap + mmap: CHECK %llu stale of %llu before touching, %llu stale of %llu after",
+	     (ull)c1.stale, (ull)c1.checked, (ull)c1b.stale, (ull)c1b.checked);
 	REQ(c1.stale > 0, "with invalidate hooks skipped CHECK found no stale entry after munmap + mmap: the checker cannot fail");
+	REQ(c1b.stale > 0, "with invalidate hooks skipped CHECK found no stale entry once the new mapping had other frames");
 	reg_free(&r);
 
 	/* 2. change_protection ignored: mprotect leaves writable entries */
@@ -2717,6 +2961,8 @@ static int sc_broken(void)
 out:
 	if (exists(SKIP_PARAM))
 		write_str(SKIP_PARAM, "0");
+	if (decoy != MAP_FAILED)
+		munmap(decoy, 64 * PG);
 	reg_free(&r);
 	dev_close(&d);
 	return rc;
@@ -2757,9 +3003,8 @@ static void print_hooks(void)
 	printf("# hook calls:");
 	for (i = 0; i < IOPROC_HOOK_NR; i++)
 		printf(" %s %llu", hook_name[i], (ull)g_total.calls[i]);
-	printf("\n# translations: loads %llu, preloads %llu, faults %llu; releases seen %llu\n",
-	       (ull)g_total.loads, (ull)g_total.preloads, (ull)g_total.faults,
-	       (ull)g_total.released);
+	printf("\n# translations: loads %llu, preloads %llu, faults %llu\n",
+	       (ull)g_total.loads, (ull)g_total.preloads, (ull)g_total.faults);
 }
 
 static void print_summary(void)
@@ -2793,7 +3038,10 @@ static void usage(FILE *f)
 	int i;
 
 	fprintf(f, "usage: ioproc_selftest [-t SECONDS] [-d DIR] [-w SECONDS] [-s SEED] [-v] [-l]\n"
-		   "                       [--with-broken] [--nodev] [SCENARIO...]\n"
+		   "                       [-O OPS] [--with-broken] [--nodev] [SCENARIO...]\n"
+		   "  -O OPS  stress only with these operations (comma list of write, mmap,\n"
+		   "          mmap-none, munmap, mprotect-ro, mprotect-none, mprotect-rw,\n"
+		   "          dontneed, pageout, free, mremap, fork; all; nopreload; nonuma)\n"
 		   "scenarios (default: all but broken):\n");
 	for (i = 0; i < NSCEN; i++)
 		fprintf(f, "  %-14s %s%s\n", scenarios[i].name, scenarios[i].help,
@@ -2848,6 +3096,41 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			i++;
+		} else if (!strcmp(a, "-O")) {
+			char *list, *tok, *save = NULL;
+
+			if (i + 1 >= argc) {
+				fprintf(stderr, "-O wants a list of stress operations\n");
+				return 2;
+			}
+			list = strdup(argv[++i]);
+			g_st_mask = 0;
+			for (tok = strtok_r(list, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (!strcmp(tok, "nopreload")) {
+					g_st_preload = false;
+					continue;
+				}
+				if (!strcmp(tok, "nonuma")) {
+					g_st_numa = false;
+					continue;
+				}
+				if (!strcmp(tok, "all")) {
+					g_st_mask = (1u << SO_NR) - 1;
+					continue;
+				}
+				for (j = 0; j < SO_NR; j++)
+					if (!strcmp(tok, so_name[j]))
+						break;
+				if (j == SO_NR) {
+					fprintf(stderr, "unknown stress operation %s\n", tok);
+					return 2;
+				}
+				g_st_mask |= 1u << j;
+			}
+			free(list);
+			if (!g_st_mask)
+				g_st_mask = (1u << SO_NR) - 1;
 		} else if (!strcmp(a, "-d")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "-d wants a directory\n");

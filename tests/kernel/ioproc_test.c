@@ -27,6 +27,19 @@ module_param(skip_hooks, uint, 0644);
 MODULE_PARM_DESC(skip_hooks,
 		 "Ignore hook classes (1 invalidate, 2 protection, 4 release) to show that CHECK catches a broken NIC");
 
+/* Release hooks run, all contexts: the mm is gone when they do. */
+static atomic_t release_calls = ATOMIC_INIT(0);
+static int release_calls_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&release_calls));
+}
+
+static const struct kernel_param_ops release_calls_ops = {
+	.get = release_calls_get,
+};
+
+module_param_cb(release_calls, &release_calls_ops, NULL, 0444);
+MODULE_PARM_DESC(release_calls, "release hooks called so far");
 struct nic_ctx {
 	struct mm_struct *mm;		/* mmgrab()ed at attach */
 	struct ioproc_ops ops;
@@ -90,6 +103,7 @@ static void hook_release(void *arg, struct mm_struct *mm)
 
 	atomic64_inc(&c->calls[IOPROC_HOOK_RELEASE]);
 	atomic64_inc(&c->released);
+	atomic_inc(&release_calls);
 	if (!(skip_hooks & IOPROC_SKIP_RELEASE))
 		shadow_drop(c, 0, TASK_SIZE);
 }
@@ -197,7 +211,7 @@ static int nic_fault(struct nic_ctx *c, unsigned long addr, bool write)
 	struct vm_area_struct *vma;
 	int tries, ret = -EBUSY;
 
-	mmap_assert_locked(c->mm);
+	/* The caller holds mmap_lock: ioproc_load() asserts it. */
 	for (tries = 0; tries < 32; tries++) {
 		vma = vma_lookup(c->mm, addr);
 		if (!vma)
@@ -295,11 +309,18 @@ static int check_one(struct nic_ctx *c, unsigned long addr)
 		/*
 		 * No PTE (or no VMA): stale if the entry is still there.  A
 		 * PTE being re-established right now (migration, swap-in)
-		 * may have preloaded it, so look again before judging.
+		 * may have preloaded it, so look again before judging.  A
+		 * munmap() that downgraded mmap_lock to read has removed the
+		 * VMA but may not have zapped yet: taking the lock for
+		 * writing waits for it to finish.
 		 */
 		if (!xa_load(&c->shadow, addr >> PAGE_SHIFT))
 			return 0;
 		mmap_read_unlock(c->mm);
+		if (!vma) {
+			mmap_write_lock(c->mm);
+			mmap_write_unlock(c->mm);
+		}
 		cond_resched();
 		mmap_read_lock(c->mm);
 	}

@@ -135,14 +135,15 @@ fi
 # ------------------------------------------------------------ run
 fsdir=$here	# the work share: a file system with writeback, for msync
 say "selftest $nodev $* (writeback dir $fsdir)"
-"$selftest" $nodev -d "$fsdir" "$@"
-rc=$?
+results=$(mktemp)
+"$selftest" $nodev -d "$fsdir" "$@" | tee -a "$results"
+rc=${PIPESTATUS[0]}
 [ $rc = 0 ] || problem "selftest exited with $rc"
 
 if [ -z "$nodev" ]; then
 	say "selftest broken (the checker must see a NIC that ignores hooks)"
-	"$selftest" broken
-	rc=$?
+	"$selftest" broken | tee -a "$results"
+	rc=${PIPESTATUS[0]}
 	[ $rc = 0 ] || problem "selftest broken exited with $rc"
 	[ -e "$skip" ] && [ "$(cat "$skip")" != 0 ] && {
 		problem "skip_hooks left at $(cat "$skip")"
@@ -178,9 +179,20 @@ if [ $loaded = 1 ]; then
 	fi
 fi
 
+# One result line for the whole stage: the selftests' scenarios plus the
+# kernel log and unload checks.
+passed=$(sed -n 's/^\([0-9]*\) passed, [0-9]* failed.*/\1/p' "$results" | awk '{s += $1} END {print s + 0}')
+failed=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p' "$results" | awk '{s += $1} END {print s + 0}')
+rm -f "$results"
+if [ -n "$bad" ]; then failed=$((failed + 1)); else passed=$((passed + 1)); fi
+if [ $loaded = 1 ]; then
+	if [ -d /sys/module/$modname ]; then failed=$((failed + 1)); else passed=$((passed + 1)); fi
+fi
 if [ $fail = 0 ]; then
 	say "PASS"
 else
 	say "FAIL"
+	[ "$failed" = 0 ] && failed=1
 fi
+echo "$passed passed, $failed failed"
 exit $fail
