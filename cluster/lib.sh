@@ -19,11 +19,21 @@
 #   elan_stream FILE FD PID      copy a growing file to an fd while PID runs
 #   elan_qemu_start LOG          start "${ELAN_QEMU[@]}" in the background
 #   elan_wait_guest PID LOG T    wait for the marker / exit / timeout
-#   elan_kernel_problems LOG     print kernel panic/oops/BUG/WARNING lines
+#   elan_kernel_problems LOG     print kernel panic/oops/BUG/WARNING/lockdep lines
+#   elan_keep_log FILE LABEL     copy a log to the bounded log store, print its path
 #   elan_accel MODE KERNEL       tcg|kvm|auto -> tcg or kvm
+#   elan_check_guest_path WHAT P die unless P may be shared at the same path
+#   elan_qemu_start_detached D   start "${ELAN_QEMU[@]}" in its own session,
+#                                outliving us (cluster nodes), pid in D/qemu.pid
+#   elan_pid_is PID STRING       PID runs and its command line contains STRING
+#   elan_stop_pids GRACE PID...  TERM them all, KILL what is left after GRACE s
+#   elan_qmp SOCK CMD [JSON]     one QMP command, prints the JSON "return"
 #
 # Exit codes of guest-run (set by elan_wait_guest via ELAN_RESULT):
 #   N    the command's status, from the ELAN-EXIT=N marker
+#   123  the command exited 0 but the guest kernel reported problems
+#        (WARNING, BUG, Oops, KASAN, lockdep, "INFO: ..."; see
+#        elan_kernel_problems) and --allow-kernel-warnings was not given
 #   124  timeout (QEMU killed)
 #   125  the kernel panicked / oopsed / hit a BUG and no marker came
 #   126  QEMU exited (or failed to start) without a marker and no panic seen
@@ -187,9 +197,11 @@ elan_rundir_init() { # dir
 #              "console": they go to the serial console with the kernel's
 #              messages
 elan_qemu_args() {
-	local append="console=ttyS0 panic=-1 oops=panic numa=fake=2 elan.hostname=$G_NAME"
-	[ -n "$G_WORKDIR" ] && append+=" elan.workdir=$G_WORKDIR"
-	[ "$G_OUTPUT" = console ] && append+=" elan.output=console"
+	# no_timer_check: a busy host (several TCG guests on few cores) can
+	# make the boot-time IO-APIC timer check fail and panic the guest.
+	local append="console=ttyS0 panic=-1 oops=panic numa=fake=2 no_timer_check elanvm.hostname=$G_NAME"
+	[ -n "$G_WORKDIR" ] && append+=" elanvm.workdir=$G_WORKDIR"
+	[ "$G_OUTPUT" = console ] && append+=" elanvm.output=console"
 	[ -n "$G_APPEND" ] && append+=" $G_APPEND"
 	local accel
 	case "$G_ACCEL" in
@@ -268,10 +280,73 @@ elan_qemu_start() { # stderr-file
 	elan_cleanup_pid "$ELAN_QEMU_PID"
 }
 
-# Kernel trouble in a console log: panics, oopses, BUGs, WARNINGs, with
-# the printk time stamp so that program output cannot fake them.
+# A cluster node outlives the command that started it: its own session
+# (no terminal signals), no parent-death signal.  setsid does not fork
+# here (we are not a process group leader), so $! is QEMU's pid.  Sets
+# ELAN_QEMU_PID and writes it to RUNDIR/qemu.pid; QEMU's own output goes
+# to RUNDIR/qemu.stderr.
+elan_qemu_start_detached() { # rundir
+	setsid -- "${ELAN_QEMU[@]}" </dev/null >>"$1/qemu.stderr" 2>&1 &
+	ELAN_QEMU_PID=$!
+	echo "$ELAN_QEMU_PID" > "$1/qemu.pid"
+}
+
+# Does PID run a command whose command line contains STRING?  (Guards
+# pid files against reuse of the pid by an unrelated process.)
+elan_pid_is() { # pid string
+	local -a argv
+	[[ "$1" =~ ^[1-9][0-9]*$ ]] || return 1
+	mapfile -d '' -t argv 2>/dev/null < "/proc/$1/cmdline" || return 1
+	[[ "${argv[*]}" == *"$2"* ]]
+}
+
+# TERM all, wait up to GRACE seconds for all, KILL the rest.
+elan_stop_pids() { # grace pid...
+	local grace=$1 p i alive
+	shift
+	[ $# -gt 0 ] || return 0
+	kill -TERM "$@" 2>/dev/null || true
+	for ((i = 0; i < grace * 10; i++)); do
+		alive=0
+		for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ "$alive" = 0 ] && break
+		sleep 0.1
+	done
+	kill -KILL "$@" 2>/dev/null || true
+	for p in "$@"; do
+		for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# One QMP command on a QEMU's control socket (cluster/qmp, python3).
+elan_qmp() { # socket command [json-arguments]
+	"$ELAN_LIB_DIR/qmp" "$@"
+}
+
+# Kernel trouble in a console log, each line with the printk time stamp
+# so that program output cannot fake it: panics, oopses, BUGs (KASAN's
+# "BUG: KASAN: ..." too), WARNINGs (lockdep's "WARNING: possible circular
+# locking dependency detected" and friends), lockdep's and the hung-task
+# and RCU-stall "INFO: ..." reports, UBSAN and kmemleak.
+ELAN_KERNEL_PROBLEM_RE='^\[ *[0-9]+\.[0-9]+\] (Kernel panic|BUG:|kernel BUG|Oops|WARNING:|general protection fault|Unable to handle|RIP:|watchdog: BUG|INFO: |rcu: INFO: |UBSAN: |kmemleak: [0-9]+ new suspected|possible circular locking|possible recursive locking)'
 elan_kernel_problems() { # log
-	grep -a -E '^\[ *[0-9]+\.[0-9]+\] (Kernel panic|BUG:|kernel BUG|Oops|WARNING:|general protection fault|Unable to handle|RIP:|watchdog: BUG)' "$1" 2>/dev/null | tr -d '\r' || true
+	grep -a -E "$ELAN_KERNEL_PROBLEM_RE" "$1" 2>/dev/null | tr -d '\r' || true
+}
+
+# Logs worth keeping after their run dir goes (failed runs) land in
+# ELAN_LOG_DIR (default $ELAN_CACHE/logs); only the newest ELAN_KEEP_LOGS
+# (default 30) stay.
+elan_keep_log() { # file label -> kept path
+	local dir=${ELAN_LOG_DIR:-$ELAN_CACHE/logs} keep=${ELAN_KEEP_LOGS:-30} dest
+	mkdir -p "$dir"
+	dest=$dir/$2-$(date +%Y%m%d-%H%M%S)-$$-$RANDOM.log
+	cp -- "$1" "$dest" 2>/dev/null || : > "$dest"
+	# Newest first; names carry no white space (labels are node names).
+	find "$dir" -maxdepth 1 -type f -name '*.log' -printf '%T@ %p\n' |
+		sort -rn | tail -n +"$((keep + 1))" | cut -d' ' -f2- |
+		while read -r old; do rm -f -- "$old"; done
+	echo "$dest"
 }
 
 elan_marker() { # log -> status or nothing
@@ -325,6 +400,18 @@ elan_wait_guest() {
 		ELAN_RESULT=126
 		ELAN_REASON="QEMU exited with status $rc and the guest printed no ELAN-EXIT marker"
 	fi
+}
+
+# ---------------------------------------------------------------- paths
+# A host directory the guest mounts at the same path must be absolute,
+# free of white space (it goes on the kernel command line or into sh
+# files) and must not hide anything the guest needs.
+elan_check_guest_path() { # what path
+	[[ "$2" =~ ^/[^[:space:]]*$ ]] || elan_die "$1 '$2' must be an absolute path without white space"
+	case "$2" in
+	/ | /usr | /usr/* | /etc | /etc/* | /host* | /proc | /proc/* | /sys | /sys/* | /dev | /dev/* | /run | /run/elan | /run/elan/* | /run/elan-ssh* | /run/sshd* | /root | /busybox*)
+		elan_die "$1 $2 would hide a directory the guest needs" ;;
+	esac
 }
 
 # ---------------------------------------------------------------- accel

@@ -6,13 +6,17 @@ set -euo pipefail
 pkgs=(
 	# build
 	build-essential autoconf automake libtool pkg-config
+	# the nicd fuzzer (tests/nic): clang with libFuzzer and the sanitizers
+	clang libclang-rt-14-dev
 	# guest kernel (kernel/build.sh)
 	linux-source-6.1 flex bison bc libelf-dev libssl-dev cpio xz-utils
 	kmod rsync dwarves
 	# guests (cluster/)
 	qemu-system-x86 qemu-utils busybox-static util-linux
-	# MPI, cluster network and reports (later stages)
+	# MPI, cluster network and reports (cluster/elan-cluster: the guests
+	# run the host's sshd; QMP and the test nicd are python3)
 	libopenmpi-dev openmpi-bin vde2 openssh-client openssh-server
+	python3 procps
 	gnuplot-nox
 )
 
@@ -32,5 +36,16 @@ fi
 echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# openssh-server is installed for its sshd binary, which only the guests
+# run: keep its package scripts from starting an sshd on this host.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# written by install-deps.sh while it runs\nexit 101\n' > "$policy"
+	chmod 0755 "$policy"
+	own_policy=1
+	trap 'rm -f "$policy"' EXIT
+fi
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[ "$own_policy" = 0 ] || rm -f "$policy"
 echo "deps: done" >&2
