@@ -55,6 +55,11 @@ struct elan_hw_engine {
 	__u32 ctx;		/* context whose translation is in use */
 	__u32 pad;
 };
+/*
+ * engine.ctx when the chunk uses translations of two contexts of this node
+ * (a transfer between two contexts of one node): every context must wait.
+ */
+#define ELAN_HW_ENGINE_CTX_ANY	0xffffffffu
 
 /*
  * A translation fault: the NIC posts it (req_seq = position + 1, written
@@ -88,7 +93,8 @@ struct elan_hw_header {
 	__u32 fault_head;		/* driver: faults consumed (position) */
 	__u32 pad0;
 	struct elan_hw_engine engine[ELAN_MAX_ENGINES];
-	__u8  pad2[4096 - 64 - ELAN_MAX_ENGINES * sizeof(struct elan_hw_engine)];
+	__u64 nodes_up;			/* NIC: bit n set while node n is connected */
+	__u8  pad2[4096 - 64 - ELAN_MAX_ENGINES * sizeof(struct elan_hw_engine) - 8];
 	struct elan_hw_fault faultq[ELAN_FAULTQ_ENTRIES];
 };
 
@@ -131,7 +137,8 @@ struct elan_hw_ctx {
 	__u32 armed;		/* driver: interrupt on the next event */
 	__u32 nic_state;	/* NIC: ELAN_CTX_* as the NIC sees it */
 	__u32 nic_error;	/* NIC: enum elan_status of a failure */
-	__u32 pad[1017];
+	__u32 nic_generation;	/* NIC: the generation it has taken up */
+	__u32 pad[1016];
 };
 
 /* Layout of one context inside the region (offsets from its start). */

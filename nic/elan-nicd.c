@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * elan-nicd: the Elan NIC device model.  One ivshmem server socket per
+ * guest (each guest sees only its own NIC region), the engine of the nicd
+ * library, and the adaptive polling loop.
+ *
+ *   elan-nicd --node I:SOCKET:RAMFILE[:RAMSIZE] ... [--spin-us N]
+ *             [--fault-timeout-ms N] [--log FILE] [--pidfile FILE] [-v]
+ *
+ * Prints "elan-nicd: ready ..." on stdout (and writes the pidfile) once
+ * every socket listens.  SIGTERM or SIGINT: NIC down in every region,
+ * interrupt the guests, exit 0.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include "nicd.h"
+
+#define IVSHMEM_PROTOCOL_VERSION	0
+#define GUEST_PEER_ID			1	/* the one client of a socket */
+
+enum { EV_LISTEN = 1, EV_CONN, EV_DOORBELL };
+#define EV_DATA(type, node, vec) \
+	((uint64_t)(type) << 32 | (uint64_t)(node) << 8 | (uint64_t)(vec))
+
+struct srv_node {
+	int configured;
+	char *sock_path;
+	int lfd, cfd;
+	int region_fd;
+	void *region;
+	int db[ELAN_NR_IRQS];		/* guest -> NIC (we read) */
+	int irq[ELAN_NR_IRQS];		/* NIC -> guest (we write) */
+	uint64_t connects;
+};
+
+static struct nicd nic;
+static struct nicd_engine eng;
+static struct srv_node srv[ELAN_MAX_NODES];
+static int epfd = -1;
+static FILE *logf_;
+static volatile sig_atomic_t stop_sig;
+static char *pidfile;
+
+static void log_line(void *arg, int level, const char *msg)
+{
+	static const char *const lv[] = { "error", "warning", "info", "debug" };
+	struct timespec ts;
+	struct tm tm;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	fprintf(logf_ ? logf_ : stderr, "%02d:%02d:%02d.%03ld elan-nicd %s: %s\n",
+		tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+		lv[level < 0 || level > 3 ? 0 : level], msg);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "elan-nicd: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: elan-nicd --node I:SOCKET:RAMFILE[:RAMSIZE] ... [options]\n"
+		"  --node I:SOCKET:RAMFILE[:RAMSIZE]  node I (0..%d): ivshmem server socket,\n"
+		"                          guest RAM file (memory-backend-file share=on),\n"
+		"                          optional RAM size (bytes, or with K/M/G)\n"
+		"  --spin-us N             poll this long idle before sleeping (default 50)\n"
+		"  --fault-timeout-ms N    fail an op whose fault is not answered (default 10000)\n"
+		"  --log FILE              log here (default stderr)\n"
+		"  --pidfile FILE          written when every socket listens\n"
+		"  -v, --verbose           debug log\n",
+		ELAN_MAX_NODES - 1);
+	exit(2);
+}
+
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		die("bad size '%s'", s);
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		die("bad size '%s'", s);
+	return v;
+}
+
+/* ------------------------------------------------------------ ivshmem */
+
+/* One server message: an 8-byte little-endian number, maybe with an fd. */
+static int send_msg(int sock, int64_t v, int fd)
+{
+	struct msghdr msg = { 0 };
+	struct iovec iov;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} c;
+	uint64_t le = htole64((uint64_t)v);
+	ssize_t r;
+
+	iov.iov_base = &le;
+	iov.iov_len = sizeof(le);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&c, 0, sizeof(c));
+		msg.msg_control = c.buf;
+		msg.msg_controllen = sizeof(c.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	do
+		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	return r == (ssize_t)sizeof(le) ? 0 : -1;
+}
+
+static void irq_cb(void *arg, uint32_t node, uint32_t vec)
+{
+	uint64_t one = 1;
+	ssize_t r;
+
+	(void)arg;
+	if (node >= ELAN_MAX_NODES || vec >= ELAN_NR_IRQS || srv[node].cfd < 0 ||
+	    srv[node].irq[vec] < 0)
+		return;
+	r = write(srv[node].irq[vec], &one, sizeof(one));
+	(void)r;	/* EAGAIN: the counter is saturated, the irq pending */
+}
+
+static void close_fds(struct srv_node *s)
+{
+	int v;
+
+	for (v = 0; v < ELAN_NR_IRQS; v++) {
+		if (s->db[v] >= 0) {
+			epoll_ctl(epfd, EPOLL_CTL_DEL, s->db[v], NULL);
+			close(s->db[v]);
+		}
+		if (s->irq[v] >= 0)
+			close(s->irq[v]);
+		s->db[v] = s->irq[v] = -1;
+	}
+	if (s->cfd >= 0) {
+		epoll_ctl(epfd, EPOLL_CTL_DEL, s->cfd, NULL);
+		close(s->cfd);
+		s->cfd = -1;
+	}
+	if (s->region) {
+		nicd_region_destroy(s->region);
+		s->region = NULL;
+	}
+	if (s->region_fd >= 0) {
+		close(s->region_fd);
+		s->region_fd = -1;
+	}
+}
+
+static void disconnect(uint32_t node)
+{
+	struct srv_node *s = &srv[node];
+
+	if (s->cfd < 0)
+		return;
+	nicd_node_down(&nic, node);
+	close_fds(s);
+	nicd_logf(&nic, NICD_LOG_INFO, "node %u: guest disconnected", node);
+}
+
+static void accept_conn(uint32_t node)
+{
+	struct srv_node *s = &srv[node];
+	struct epoll_event ev = { 0 };
+	int fd, v, ok;
+
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (s->cfd >= 0) {
+		nicd_logf(&nic, NICD_LOG_WARN,
+			  "node %u: a second guest connected to %s: refused",
+			  node, s->sock_path);
+		close(fd);
+		return;
+	}
+	s->cfd = fd;
+	s->region_fd = nicd_region_create(&s->region);
+	if (s->region_fd < 0) {
+		nicd_logf(&nic, NICD_LOG_ERR, "node %u: region: %s", node,
+			  strerror(-s->region_fd));
+		s->region = NULL;
+		close_fds(s);
+		return;
+	}
+	ok = 1;
+	for (v = 0; v < ELAN_NR_IRQS; v++) {
+		s->db[v] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		s->irq[v] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (s->db[v] < 0 || s->irq[v] < 0)
+			ok = 0;
+	}
+	if (!ok) {
+		nicd_logf(&nic, NICD_LOG_ERR, "node %u: eventfd: %s", node, strerror(errno));
+		close_fds(s);
+		return;
+	}
+	/* the header is written before the guest can see the region */
+	nicd_node_up(&nic, node, s->region);
+	/* version, the client's id, the region, our doorbells (peer 0),
+	 * then the client's own interrupt vectors */
+	ok = !send_msg(fd, IVSHMEM_PROTOCOL_VERSION, -1) &&
+	     !send_msg(fd, GUEST_PEER_ID, -1) &&
+	     !send_msg(fd, -1, s->region_fd);
+	for (v = 0; ok && v < ELAN_NR_IRQS; v++)
+		ok = !send_msg(fd, ELAN_NIC_PEER_ID, s->db[v]);
+	for (v = 0; ok && v < ELAN_NR_IRQS; v++)
+		ok = !send_msg(fd, GUEST_PEER_ID, s->irq[v]);
+	if (!ok) {
+		nicd_logf(&nic, NICD_LOG_ERR, "node %u: setting up the guest failed: %s",
+			  node, strerror(errno));
+		nicd_node_down(&nic, node);
+		close_fds(s);
+		return;
+	}
+	ev.events = EPOLLIN | EPOLLRDHUP;
+	ev.data.u64 = EV_DATA(EV_CONN, node, 0);
+	epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+	for (v = 0; v < ELAN_NR_IRQS; v++) {
+		ev.events = EPOLLIN;
+		ev.data.u64 = EV_DATA(EV_DOORBELL, node, v);
+		epoll_ctl(epfd, EPOLL_CTL_ADD, s->db[v], &ev);
+	}
+	s->connects++;
+	nicd_logf(&nic, NICD_LOG_INFO, "node %u: guest connected (connection %llu)",
+		  node, (unsigned long long)s->connects);
+}
+
+/* Handle what epoll reports.  Returns how many doorbells/socket events. */
+static int poll_events(int timeout_ms)
+{
+	struct epoll_event evs[64];
+	int n, i, got = 0;
+
+	n = epoll_wait(epfd, evs, 64, timeout_ms);
+	for (i = 0; i < n; i++) {
+		uint32_t type = (uint32_t)(evs[i].data.u64 >> 32);
+		uint32_t node = (uint32_t)(evs[i].data.u64 >> 8) & 0xffffff;
+		uint32_t vec = (uint32_t)evs[i].data.u64 & 0xff;
+		uint64_t val;
+		char buf[64];
+		ssize_t r;
+
+		got++;
+		switch (type) {
+		case EV_LISTEN:
+			accept_conn(node);
+			break;
+		case EV_CONN:
+			r = read(srv[node].cfd, buf, sizeof(buf));
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) ||
+			    (evs[i].events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)))
+				disconnect(node);
+			break;
+		case EV_DOORBELL:
+			if (srv[node].db[vec] >= 0 &&
+			    read(srv[node].db[vec], &val, sizeof(val)) == sizeof(val))
+				nicd_doorbell(&nic, node, vec);
+			break;
+		}
+	}
+	return got;
+}
+
+static void listen_node(uint32_t node)
+{
+	struct srv_node *s = &srv[node];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct epoll_event ev = { 0 };
+	struct stat st;
+
+	char tmp[sizeof(sa.sun_path)];
+
+	/* Bound under a temporary name and renamed when it listens: whoever
+	 * waits for the path to appear can connect at once. */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", s->sock_path) >= sizeof(tmp))
+		die("socket path too long: %s", s->sock_path);
+	strcpy(sa.sun_path, tmp);
+	if (lstat(s->sock_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			die("%s exists and is not a socket", s->sock_path);
+		unlink(s->sock_path);	/* stale, from an earlier run */
+	}
+	unlink(tmp);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(s->lfd, 4) < 0 || rename(tmp, s->sock_path) < 0)
+		die("listen on %s: %s", s->sock_path, strerror(errno));
+	ev.events = EPOLLIN;
+	ev.data.u64 = EV_DATA(EV_LISTEN, node, 0);
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, s->lfd, &ev) < 0)
+		die("epoll: %s", strerror(errno));
+}
+
+static void on_signal(int sig)
+{
+	stop_sig = sig;
+}
+
+static void add_node(const char *spec)
+{
+	char *copy = strdup(spec), *p = copy, *f[4] = { 0 };
+	int k = 0;
+	char *end;
+	unsigned long id;
+
+	while (k < 4 && (f[k] = strsep(&p, ":")))
+		k++;
+	if (k < 3 || p || !*f[0] || !*f[1] || !*f[2])
+		die("--node wants I:SOCKET:RAMFILE[:RAMSIZE], not '%s'", spec);
+	id = strtoul(f[0], &end, 10);
+	if (*end || id >= ELAN_MAX_NODES)
+		die("node number must be 0..%d: '%s'", ELAN_MAX_NODES - 1, f[0]);
+	if (srv[id].configured)
+		die("node %lu given twice", id);
+	srv[id].configured = 1;
+	srv[id].sock_path = strdup(f[1]);
+	if (nicd_node_config(&nic, (uint32_t)id, f[2], k == 4 ? parse_size(f[3]) : 0))
+		die("node %lu: bad configuration", id);
+	free(copy);
+}
+
+static void print_stats(void)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < nic.nodes; i++) {
+		struct nicd_node *nd = &nic.node[i];
+		uint64_t cmds = 0, bytes = 0;
+
+		if (!srv[i].configured)
+			continue;
+		for (j = 0; j < ELAN_MAX_CTX; j++) {
+			cmds += nd->ctx[j].ncmds;
+			bytes += nd->ctx[j].nbytes;
+		}
+		nicd_logf(&nic, NICD_LOG_INFO,
+			  "node %u: %llu connections, %llu commands, %llu bytes, %llu faults, %llu interrupts (current connection)",
+			  i, (unsigned long long)srv[i].connects,
+			  (unsigned long long)cmds, (unsigned long long)bytes,
+			  (unsigned long long)nd->nfaults, (unsigned long long)nd->nirqs);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "node", required_argument, NULL, 'n' },
+		{ "spin-us", required_argument, NULL, 's' },
+		{ "fault-timeout-ms", required_argument, NULL, 't' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *nodes_spec[ELAN_MAX_NODES];
+	uint64_t spin_ns = 50000, hb_ns = 250000000ull, now, last_work, last_poll = 0,
+		 last_hb = 0;
+	uint32_t nnodes = 0, maxnode = 0, i;
+	int c, verbose = 0, nspec = 0, v;
+	char *logpath = NULL;
+	unsigned long fault_ms = 10000;
+	struct sigaction sa = { 0 };
+
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (nspec >= ELAN_MAX_NODES)
+				die("too many --node");
+			nodes_spec[nspec++] = optarg;
+			break;
+		case 's':
+			spin_ns = strtoull(optarg, NULL, 10) * 1000;
+			break;
+		case 't':
+			fault_ms = strtoul(optarg, NULL, 10);
+			break;
+		case 'l':
+			logpath = optarg;
+			break;
+		case 'p':
+			pidfile = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || nspec == 0)
+		usage();
+	/* node count = highest node number + 1 */
+	for (v = 0; v < nspec; v++) {
+		unsigned long id = strtoul(nodes_spec[v], NULL, 10);
+
+		if (id < ELAN_MAX_NODES && id + 1 > maxnode)
+			maxnode = (uint32_t)id + 1;
+	}
+	if (nicd_init(&nic, maxnode ? maxnode : 1) < 0)
+		die("bad node numbers");
+	for (i = 0; i < ELAN_MAX_NODES; i++) {
+		srv[i].lfd = srv[i].cfd = srv[i].region_fd = -1;
+		for (v = 0; v < ELAN_NR_IRQS; v++)
+			srv[i].db[v] = srv[i].irq[v] = -1;
+	}
+	for (v = 0; v < nspec; v++)
+		add_node(nodes_spec[v]);
+	if (logpath) {
+		logf_ = fopen(logpath, "a");
+		if (!logf_)
+			die("%s: %s", logpath, strerror(errno));
+		setvbuf(logf_, NULL, _IOLBF, 0);
+	}
+	nic.log = log_line;
+	nic.log_level = verbose ? NICD_LOG_DEBUG : NICD_LOG_INFO;
+	nic.irq = irq_cb;
+	nic.fault_timeout_ns = (uint64_t)fault_ms * 1000000ull;
+	nicd_engine_init(&eng, 0);
+
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		die("epoll: %s", strerror(errno));
+	for (i = 0; i < ELAN_MAX_NODES; i++)
+		if (srv[i].configured) {
+			listen_node(i);
+			nnodes++;
+		}
+	if (pidfile) {
+		FILE *f = fopen(pidfile, "w");
+
+		if (!f)
+			die("%s: %s", pidfile, strerror(errno));
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+	}
+	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us, fault timeout %lu ms",
+		  nnodes, (unsigned long long)(spin_ns / 1000), fault_ms);
+	printf("elan-nicd: ready: %u nodes, pid %d\n", nnodes, (int)getpid());
+	fflush(stdout);
+
+	last_work = nicd_now_mono();
+	while (!stop_sig) {
+		int w = nicd_step(&nic, &eng);
+
+		now = nicd_now_mono();
+		if (w)
+			last_work = now;
+		/* while spinning, look at the sockets and doorbells every ms */
+		if (now - last_poll >= 1000000) {
+			if (poll_events(0))
+				last_work = now;
+			last_poll = now;
+		}
+		if (now - last_hb >= hb_ns) {
+			nicd_heartbeat(&nic);
+			last_hb = now;
+		}
+		if (w || now - last_work < spin_ns)
+			continue;
+		/* idle: announce sleep, fence, look once more, then block */
+		nicd_set_sleeping(&nic, 1);
+		w = nicd_step(&nic, &eng);
+		if (!w) {
+			uint64_t t = nicd_next_timeout(&nic);
+			int ms;
+
+			if (t > hb_ns)
+				t = hb_ns;
+			ms = (int)((t + 999999) / 1000000);
+			if (poll_events(ms))
+				last_work = nicd_now_mono();
+			last_poll = nicd_now_mono();
+		} else {
+			last_work = nicd_now_mono();
+		}
+		nicd_set_sleeping(&nic, 0);
+	}
+	nicd_logf(&nic, NICD_LOG_INFO, "signal %d: shutting down", (int)stop_sig);
+	nicd_shutdown(&nic);
+	print_stats();
+	for (i = 0; i < ELAN_MAX_NODES; i++) {
+		if (!srv[i].configured)
+			continue;
+		if (srv[i].cfd >= 0) {
+			nicd_node_down(&nic, i);
+			close_fds(&srv[i]);
+		}
+		if (srv[i].lfd >= 0)
+			close(srv[i].lfd);
+		unlink(srv[i].sock_path);
+	}
+	if (pidfile)
+		unlink(pidfile);
+	nicd_fini(&nic);
+	return 0;
+}

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * elan-nicd library: the NIC model without any socket code.
+ *
+ * struct nicd holds every node of the fabric (its NIC region and RAM, its
+ * contexts as the NIC sees them, its fault queue) and the engines that
+ * move data.  The program that owns it (elan-nicd.c, or a test) creates
+ * regions, tells the library when a node connects and disconnects, calls
+ * nicd_step() to make progress and gets interrupts back through a
+ * callback.  See nic/README.md for the design.
+ *
+ * Threading: one engine per thread; with one engine everything here runs
+ * on one thread.  Nodes go up and down only between steps.
+ */
+#ifndef NICD_H
+#define NICD_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/uio.h>
+#include "elan_hw.h"
+
+/* Returned by internal functions (never in an event): the op waits. */
+#define NICD_PENDING		(-1)
+
+/* Log levels. */
+enum { NICD_LOG_ERR, NICD_LOG_WARN, NICD_LOG_INFO, NICD_LOG_DEBUG };
+
+struct nicd;
+
+/* What an op waits for. */
+enum nicd_wait_kind {
+	NICD_W_NONE = 0,
+	NICD_W_FAULT,		/* a fault request posted; poll its ack */
+	NICD_W_FAULTQ,		/* the fault queue was full: retry */
+	NICD_W_SPACE,		/* a ring at the target is full: retry */
+};
+
+struct nicd_wait {
+	uint8_t kind;
+	uint8_t remote;		/* the fault is on the target side */
+	uint16_t node;		/* node whose fault queue holds it */
+	uint32_t slot;
+	uint32_t req_seq;
+	uint32_t epoch;		/* node epoch when posted */
+	uint64_t deadline;	/* ns, CLOCK_MONOTONIC */
+};
+
+/*
+ * The target of an op, resolved at its start.  An op touches the target
+ * only through the nicd_rna_*() functions below, which re-check that the
+ * node and context are still the ones resolved (epoch, generation).
+ */
+struct nicd_target {
+	uint32_t node, ctx;
+	uint32_t gen;		/* target context generation */
+	uint32_t epoch;		/* target node epoch */
+	uint64_t cap;
+};
+
+/* One op in progress (a context runs one command at a time). */
+struct nicd_op {
+	struct elan_cmd cmd;	/* validated copy of the queue slot */
+	uint64_t done;		/* bytes done */
+	uint64_t old;		/* atomics: fetched value */
+	struct nicd_target t;
+	struct nicd_wait w;
+	uint32_t retries;	/* fault round trips without progress */
+	uint8_t started;	/* target resolved */
+	uint8_t tev_reserved;	/* holds an event credit at the target */
+	uint8_t atomic_done;
+	uint8_t fetch_stored;
+};
+
+/* Fault request bookkeeping of the NIC, one per fault queue slot. */
+enum { NICD_FS_FREE, NICD_FS_PENDING, NICD_FS_ACKED, NICD_FS_DEAD };
+struct nicd_fault_slot {
+	uint32_t req_seq;
+	uint32_t ctx;
+	uint64_t vpage;
+	uint32_t write;
+	uint32_t state;
+	uint32_t status;
+	uint64_t posted;	/* ns */
+};
+
+/* A context as the NIC sees it. */
+struct nicd_ctx {
+	struct nicd_node *nd;
+	uint32_t idx;
+	uint32_t state;		/* ELAN_CTX_* (NIC view) */
+	uint32_t gen;
+	uint64_t cap;
+	uint32_t cmd_tail, ev_tail, recv_tail;
+	uint32_t ev_reserved;	/* event credits held by ops */
+	uint8_t has_op;
+	uint8_t notify;		/* on the notify list this step */
+	uint8_t blocked;	/* waits for ring space (polled) */
+	struct nicd_op op;
+	/* pointers into the region */
+	struct elan_hw_ctx *ctl;
+	struct elan_user_ctl *uctl;
+	struct elan_cmd *cmdq;
+	struct elan_user_status *ust;
+	struct elan_event *evq;
+	uint8_t *recvq;
+	struct elan_hw_tlbe *mmu;
+	/* statistics */
+	uint64_t ncmds, nbytes;
+};
+
+struct nicd_node {
+	uint32_t id;
+	uint8_t configured;
+	uint8_t up;		/* connected, region valid */
+	uint32_t epoch;		/* bumped on every up and down */
+	uint8_t *region;
+	struct elan_hw_header *hdr;
+	/* guest RAM */
+	char *ram_path;		/* NULL: set with nicd_node_set_ram() */
+	uint64_t ram_max;	/* RAMSIZE from the command line, 0 = file size */
+	uint8_t *ram;
+	uint64_t ram_size;	/* bytes mapped */
+	uint64_t ram_lowmem;	/* RAM below 4 GiB (q35 layout) */
+	uint8_t ram_owned;	/* mapped by the library: unmap on down */
+	uint8_t rescan;		/* re-read every context's ctl */
+	/* contexts */
+	uint32_t active_mask;	/* contexts the NIC serves */
+	struct nicd_ctx ctx[ELAN_MAX_CTX];
+	/* fault queue */
+	uint32_t fault_tail;
+	uint32_t faults_pending;
+	struct nicd_fault_slot fs[ELAN_FAULTQ_ENTRIES];
+	/* shootdown brackets, per engine */
+	uint64_t eseq[ELAN_MAX_ENGINES];
+	uint32_t br_depth[ELAN_MAX_ENGINES];
+	uint32_t br_ctx[ELAN_MAX_ENGINES];
+	/* interrupts to raise at the end of the step */
+	uint32_t irq_pending;
+	/* log rate limit */
+	uint64_t log_window;
+	uint32_t log_count;
+	/* statistics */
+	uint64_t nfaults, nirqs;
+};
+
+struct nicd_engine {
+	uint32_t idx;
+	struct nicd_ctx *notify[ELAN_MAX_NODES * ELAN_MAX_CTX];
+	uint32_t nnotify;
+	/* optional: called inside the shootdown bracket of every chunk, with
+	 * the translations read and before the copy (tests) */
+	void (*chunk_hook)(struct nicd *n, struct nicd_engine *e, void *arg);
+	void *hook_arg;
+};
+
+struct nicd {
+	uint32_t nodes;			/* node ids are < nodes */
+	uint32_t n_engines;
+	struct nicd_node node[ELAN_MAX_NODES];
+	uint64_t nodes_up;
+	uint64_t fault_timeout_ns;	/* default 10 s */
+	uint32_t max_fault_retries;	/* round trips on one page, default 1000 */
+	uint32_t chunk_budget;		/* chunks per context per step */
+	uint32_t sleeping;
+	uint8_t backpressure;		/* an op waits for ring space */
+	uint64_t rescan_at;		/* ns: next periodic ctl rescan */
+	uint64_t (*now)(void);		/* clock (ns); tests may replace it */
+	void (*irq)(void *arg, uint32_t node, uint32_t vector);
+	void *irq_arg;
+	void (*log)(void *arg, int level, const char *msg);
+	void *log_arg;
+	int log_level;
+	uint64_t start_ns;
+};
+
+/* ------------------------------------------------------------ setup */
+
+/* Initialise n for nodes 0..nodes-1 (none configured yet). */
+int nicd_init(struct nicd *n, uint32_t nodes);
+void nicd_fini(struct nicd *n);
+
+/* Mark a node configured.  ram_path may be NULL (see nicd_node_set_ram). */
+int nicd_node_config(struct nicd *n, uint32_t node, const char *ram_path,
+		     uint64_t ram_max);
+
+/* Use RAM the caller mapped (tests): size bytes, guest physical == offset
+ * below lowmem, 4 GiB + (offset - lowmem) above it. */
+void nicd_node_set_ram(struct nicd *n, uint32_t node, void *ram,
+		       uint64_t size);
+
+/* Map ram_path if it is not mapped yet.  0 or -errno. */
+int nicd_node_map_ram(struct nicd *n, uint32_t node);
+
+/* Create a NIC region: a memfd of ELAN_REGION_SIZE, mapped.  Returns the fd
+ * or -errno. */
+int nicd_region_create(void **map);
+void nicd_region_destroy(void *map);
+
+/*
+ * The guest of node connected with this (zeroed or fresh) region: write
+ * the header, bump the epoch, nic_state = UP.  The library keeps the
+ * pointer until nicd_node_down().
+ */
+int nicd_node_up(struct nicd *n, uint32_t node, void *region);
+
+/* The guest is gone: its contexts die, ops targeting it end in
+ * ELAN_E_NODE_DOWN.  The region may be unmapped after this returns. */
+void nicd_node_down(struct nicd *n, uint32_t node);
+
+/* Shutdown: nic_state = DOWN in every region, IRQ_STATE raised. */
+void nicd_shutdown(struct nicd *n);
+
+/* ------------------------------------------------------------ running */
+
+/* Doorbell from node: re-read its contexts (ELAN_DB_CTX) or nothing. */
+void nicd_doorbell(struct nicd *n, uint32_t node, uint32_t vector);
+
+/* Make progress: returns a count of work done (0: nothing to do). */
+int nicd_step(struct nicd *n, struct nicd_engine *e);
+
+/* Set or clear nic_sleeping in every header and status page (with a full
+ * fence after setting). */
+void nicd_set_sleeping(struct nicd *n, int on);
+
+/* ns until the library needs a step without any doorbell (a fault
+ * timeout, a ring it polls for space, the ctl rescan), UINT64_MAX if
+ * never. */
+uint64_t nicd_next_timeout(struct nicd *n);
+
+/* Heartbeat: write the clock into every header. */
+void nicd_heartbeat(struct nicd *n);
+
+void nicd_engine_init(struct nicd_engine *e, uint32_t idx);
+
+/* ------------------------------------------------------------ internal */
+
+uint64_t nicd_now_mono(void);
+void nicd_logf(struct nicd *n, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Per-node rate limited log line (about guest-caused problems). */
+void nicd_node_logf(struct nicd *n, struct nicd_node *nd, int level,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* validation (nicd_valid.c): 0 or the status of the command's event */
+int nicd_validate_cmd(const struct nicd *n, const struct elan_cmd *c);
+const char *nicd_status_name(int status);
+const char *nicd_op_name(int op);
+
+/* translation (nicd_xlate.c) */
+void nicd_bracket_open(struct nicd_node *nd, uint32_t e, uint32_t ctx);
+void nicd_bracket_close(struct nicd_node *nd, uint32_t e);
+/* Inside an open bracket of (nd, e): translate the page of va for ctx.
+ * 0 and *p = host address of va; NICD_PENDING with w filled (fault posted
+ * or queue full); or ELAN_E_{LOCAL,REMOTE}_FAULT for a bad pfn. */
+int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
+	       uint64_t va, int write, int remote, uint8_t **p,
+	       struct nicd_wait *w);
+/* Poll a wait: NICD_PENDING, 0 (retry the access) or an error status. */
+int nicd_wait_poll(struct nicd *n, struct nicd_wait *w);
+/* Forget fault bookkeeping (node down). */
+void nicd_faults_reset(struct nicd_node *nd);
+
+/*
+ * Remote node access (nicd_engine.c): the only way an op touches the
+ * target side.  Each checks that t still names a live context, then
+ * brackets, translates and copies.  Each returns 0, NICD_PENDING (w says
+ * what for) or an ELAN_E_* status.  With a fabric spanning several hosts,
+ * these become request messages to the nicd that owns t->node.
+ */
+int nicd_rna_resolve(struct nicd *n, uint32_t dst, uint64_t cap,
+		     struct nicd_target *t);
+int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
+		const struct nicd_target *t, uint64_t va, uint8_t *buf,
+		uint32_t len, int to_target, struct nicd_wait *w);
+int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
+		    const struct nicd_target *t, uint64_t va, int aop,
+		    uint64_t operand, uint64_t compare, uint64_t *old,
+		    struct nicd_wait *w);
+int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
+		  const struct nicd_target *t, uint32_t src, uint32_t tag,
+		  const struct iovec *iov, int iovcnt, uint32_t len,
+		  struct nicd_wait *w);
+int nicd_rna_event_reserve(struct nicd *n, const struct nicd_target *t,
+			   struct nicd_wait *w);
+void nicd_rna_event_release(struct nicd *n, const struct nicd_target *t);
+void nicd_rna_event_post(struct nicd *n, struct nicd_engine *e,
+			 const struct nicd_target *t,
+			 const struct elan_event *ev);
+
+/* The page size the engine splits at. */
+#define NICD_PAGE	4096u
+
+#endif /* NICD_H */

@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine: contexts as the NIC sees them, their command queues, the ops
+ * (put, get, atomics, send, fence, nop), events and receive slots, and the
+ * remote node access functions through which an op touches its target.
+ *
+ * A context runs one command at a time (so a fence completes at once: every
+ * earlier command has already completed); contexts are served round robin
+ * with a budget of chunks per step, and an op that waits (for a fault ack,
+ * or for ring space at its target) is parked with its progress while the
+ * other contexts go on.
+ */
+#include <stdatomic.h>
+#include <inttypes.h>
+#include <string.h>
+#include "nicd.h"
+
+#define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+void nicd_ctx_drop(struct nicd *n, struct nicd_ctx *c, uint32_t state,
+		   uint32_t error);
+
+static uint32_t ctx_addr(const struct nicd_ctx *c)
+{
+	return ELAN_ADDR(c->nd->id, c->idx);
+}
+
+static void notify(struct nicd_engine *e, struct nicd_ctx *c)
+{
+	if (c->notify)
+		return;
+	c->notify = 1;
+	e->notify[e->nnotify++] = c;
+}
+
+/* Raise the event interrupt if the driver armed the context. */
+static void check_armed(struct nicd_ctx *c)
+{
+	if (LOAD(&c->ctl->armed) &&
+	    __atomic_exchange_n(&c->ctl->armed, 0, __ATOMIC_ACQ_REL))
+		c->nd->irq_pending |= 1u << ELAN_IRQ_EVENT;
+}
+
+/*
+ * Event credits.  The consumer's ev_head is untrusted: it must lie within
+ * ELAN_EVQ_ENTRIES behind ev_tail.  1: a credit is free, 0: full,
+ * -1: ev_head is corrupt.
+ */
+static int ev_credit(struct nicd_ctx *c)
+{
+	uint32_t h = LOAD_ACQ(&c->uctl->ev_head);
+	uint32_t used = c->ev_tail - h;
+
+	if (used > ELAN_EVQ_ENTRIES)
+		return -1;
+	return ELAN_EVQ_ENTRIES - used > c->ev_reserved;
+}
+
+/* Write an event into c's ring; the caller holds a credit. */
+static void post_event(struct nicd_ctx *c, const struct elan_event *ev)
+{
+	struct elan_event *s = &c->evq[c->ev_tail % ELAN_EVQ_ENTRIES];
+
+	if (c->ev_reserved)
+		c->ev_reserved--;
+	s->cookie = ev->cookie;
+	s->value = ev->value;
+	s->len = ev->len;
+	s->src = ev->src;
+	s->type = ev->type;
+	s->status = ev->status;
+	s->op = ev->op;
+	s->pad = 0;
+	STORE_REL(&s->seq, c->ev_tail + 1);
+	c->ev_tail++;
+}
+
+static void op_release(struct nicd *n, struct nicd_ctx *c)
+{
+	if (c->has_op && c->op.tev_reserved)
+		nicd_rna_event_release(n, &c->op.t);
+	c->op.tev_reserved = 0;
+	c->has_op = 0;
+}
+
+/*
+ * The context stops: its op is dropped without an event (its owner is gone,
+ * or it corrupted its own queue), and the NIC says so in ctl and status.
+ */
+void nicd_ctx_drop(struct nicd *n, struct nicd_ctx *c, uint32_t state,
+		   uint32_t error)
+{
+	struct nicd_node *nd = c->nd;
+
+	op_release(n, c);
+	c->blocked = 0;
+	nd->active_mask &= ~(1u << c->idx);
+	if (c->state == ELAN_CTX_FREE && state == ELAN_CTX_FREE)
+		return;
+	c->state = state;
+	if (!nd->up)
+		return;
+	STORE(&c->ust->error, error);
+	STORE_REL(&c->ust->state, state);
+	STORE(&c->ctl->nic_error, error);
+	STORE_REL(&c->ctl->nic_state, state);
+	if (state == ELAN_CTX_FAILED) {
+		atomic_thread_fence(memory_order_seq_cst);
+		check_armed(c);
+	}
+}
+
+static void ctx_fail(struct nicd *n, struct nicd_ctx *c, uint32_t err,
+		     const char *why)
+{
+	struct elan_event ev = { 0 };
+
+	nicd_node_logf(n, c->nd, NICD_LOG_WARN,
+		       "node %u ctx %u: context failed (%s): %s", c->nd->id,
+		       c->idx, nicd_status_name((int)err), why);
+	/* An ERROR event if the ring has room by the NIC's own count. */
+	if (ev_credit(c) > 0) {
+		ev.type = ELAN_EV_ERROR;
+		ev.status = (uint8_t)err;
+		ev.src = ctx_addr(c);
+		post_event(c, &ev);
+	}
+	nicd_ctx_drop(n, c, ELAN_CTX_FAILED, err);
+}
+
+static void ctx_adopt(struct nicd *n, struct nicd_ctx *c, uint32_t gen)
+{
+	struct nicd_node *nd = c->nd;
+
+	op_release(n, c);
+	c->gen = gen;
+	c->cap = LOAD(&c->ctl->capability);
+	c->cmd_tail = c->ev_tail = c->recv_tail = 0;
+	c->ev_reserved = 0;
+	c->blocked = 0;
+	c->state = ELAN_CTX_ACTIVE;
+	STORE(&c->ust->node, nd->id);
+	STORE(&c->ust->ctx, c->idx);
+	STORE(&c->ust->cmd_tail, 0u);
+	STORE(&c->ust->error, 0u);
+	STORE(&c->ust->nic_sleeping, n->sleeping);
+	STORE_REL(&c->ust->state, (uint32_t)ELAN_CTX_ACTIVE);
+	STORE(&c->ctl->nic_error, 0u);
+	STORE(&c->ctl->nic_generation, gen);
+	STORE_REL(&c->ctl->nic_state, (uint32_t)ELAN_CTX_ACTIVE);
+	nd->active_mask |= 1u << c->idx;
+	nicd_logf(n, NICD_LOG_DEBUG, "node %u ctx %u: active, generation %u",
+		  nd->id, c->idx, gen);
+}
+
+/* Follow the driver's ctl.state and generation.  Returns 1 if changed. */
+static int ctx_sync(struct nicd *n, struct nicd_ctx *c)
+{
+	struct nicd_node *nd = c->nd;
+	uint32_t st = LOAD_ACQ(&c->ctl->state);
+	uint32_t gen = LOAD_ACQ(&c->ctl->generation);
+	int r;
+
+	if (st == ELAN_CTX_ACTIVE) {
+		if (c->state != ELAN_CTX_FREE && gen == c->gen)
+			return 0;
+		if (!nd->ram) {
+			r = nicd_node_map_ram(n, nd->id);
+			if (r < 0) {
+				nicd_node_logf(n, nd, NICD_LOG_ERR,
+					       "node %u: cannot map guest RAM %s: %s",
+					       nd->id, nd->ram_path ? nd->ram_path : "(none)",
+					       strerror(-r));
+				return 0;
+			}
+		}
+		ctx_adopt(n, c, gen);
+		return 1;
+	}
+	if (c->state != ELAN_CTX_FREE) {
+		nicd_ctx_drop(n, c, ELAN_CTX_FREE, 0);
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ remote access */
+
+int nicd_rna_resolve(struct nicd *n, uint32_t dst, uint64_t cap,
+		     struct nicd_target *t)
+{
+	uint32_t node = ELAN_ADDR_NODE(dst), ctx = ELAN_ADDR_CTX(dst);
+	struct nicd_node *nd;
+	struct nicd_ctx *tc;
+
+	if (node >= n->nodes || !n->node[node].configured || ctx >= ELAN_MAX_CTX)
+		return ELAN_E_NO_CONTEXT;
+	nd = &n->node[node];
+	if (!nd->up)
+		return ELAN_E_NODE_DOWN;
+	tc = &nd->ctx[ctx];
+	/* It may have been attached a moment ago.  Only a FREE context is
+	 * synced here: that can only take it up.  (Syncing an active one could
+	 * drop or re-adopt the initiator itself in the middle of its op.) */
+	if (tc->state == ELAN_CTX_FREE)
+		ctx_sync(n, tc);
+	if (tc->state != ELAN_CTX_ACTIVE)
+		return ELAN_E_NO_CONTEXT;
+	if (tc->cap != cap)
+		return ELAN_E_CAPABILITY;
+	t->node = node;
+	t->ctx = ctx;
+	t->gen = tc->gen;
+	t->epoch = nd->epoch;
+	t->cap = cap;
+	return ELAN_OK;
+}
+
+/* The target context if it is still the one resolved. */
+static struct nicd_ctx *target_ctx(struct nicd *n, const struct nicd_target *t,
+				   int *st)
+{
+	struct nicd_node *nd = &n->node[t->node];
+	struct nicd_ctx *tc;
+
+	if (!nd->up || nd->epoch != t->epoch) {
+		*st = ELAN_E_NODE_DOWN;
+		return NULL;
+	}
+	tc = &nd->ctx[t->ctx];
+	if (tc->state != ELAN_CTX_ACTIVE || tc->gen != t->gen ||
+	    LOAD(&tc->ctl->state) != ELAN_CTX_ACTIVE ||
+	    LOAD(&tc->ctl->generation) != t->gen) {
+		*st = ELAN_E_TARGET_GONE;
+		return NULL;
+	}
+	return tc;
+}
+
+int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
+		const struct nicd_target *t, uint64_t va, uint8_t *buf,
+		uint32_t len, int to_target, struct nicd_wait *w)
+{
+	struct nicd_ctx *tc;
+	uint8_t *tp;
+	int r;
+
+	tc = target_ctx(n, t, &r);
+	if (!tc)
+		return r;
+	nicd_bracket_open(tc->nd, e->idx, tc->idx);
+	r = nicd_xlate(n, tc->nd, tc->idx, va, to_target, 1, &tp, w);
+	if (r == 0) {
+		if (e->chunk_hook)
+			e->chunk_hook(n, e, e->hook_arg);
+		if (to_target)
+			memmove(tp, buf, len);
+		else
+			memmove(buf, tp, len);
+	}
+	nicd_bracket_close(tc->nd, e->idx);
+	return r;
+}
+
+static uint64_t do_atomic(uint64_t *p, int aop, uint64_t operand,
+			  uint64_t compare)
+{
+	uint64_t old;
+
+	switch (aop) {
+	case ELAN_AOP_ADD:
+		return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
+	case ELAN_AOP_CSWAP:
+		old = compare;
+		__atomic_compare_exchange_n(p, &old, operand, 0,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return old;
+	case ELAN_AOP_SWAP:
+		return __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST);
+	case ELAN_AOP_AND:
+		return __atomic_fetch_and(p, operand, __ATOMIC_SEQ_CST);
+	case ELAN_AOP_OR:
+		return __atomic_fetch_or(p, operand, __ATOMIC_SEQ_CST);
+	default:
+		return __atomic_fetch_xor(p, operand, __ATOMIC_SEQ_CST);
+	}
+}
+
+int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
+		    const struct nicd_target *t, uint64_t va, int aop,
+		    uint64_t operand, uint64_t compare, uint64_t *old,
+		    struct nicd_wait *w)
+{
+	struct nicd_ctx *tc;
+	uint8_t *tp;
+	int r;
+
+	tc = target_ctx(n, t, &r);
+	if (!tc)
+		return r;
+	nicd_bracket_open(tc->nd, e->idx, tc->idx);
+	r = nicd_xlate(n, tc->nd, tc->idx, va, 1, 1, &tp, w);
+	if (r == 0) {
+		if (e->chunk_hook)
+			e->chunk_hook(n, e, e->hook_arg);
+		/* va is 8-aligned (validated) and so is tp: one page */
+		*old = do_atomic((uint64_t *)(void *)tp, aop, operand, compare);
+	}
+	nicd_bracket_close(tc->nd, e->idx);
+	return r;
+}
+
+int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
+		  const struct nicd_target *t, uint32_t src, uint32_t tag,
+		  const struct iovec *iov, int iovcnt, uint32_t len,
+		  struct nicd_wait *w)
+{
+	struct elan_recv_hdr *h;
+	struct nicd_ctx *tc;
+	uint32_t head, used;
+	uint8_t *slot, *p;
+	int r, i;
+
+	tc = target_ctx(n, t, &r);
+	if (!tc)
+		return r;
+	head = LOAD_ACQ(&tc->uctl->recv_head);
+	used = tc->recv_tail - head;
+	if (used > ELAN_RECVQ_ENTRIES) {
+		ctx_fail(n, tc, ELAN_E_QUEUE, "recv_head out of range");
+		return ELAN_E_TARGET_GONE;
+	}
+	if (used == ELAN_RECVQ_ENTRIES) {
+		w->kind = NICD_W_SPACE;
+		return NICD_PENDING;
+	}
+	slot = tc->recvq + (size_t)(tc->recv_tail % ELAN_RECVQ_ENTRIES) *
+		ELAN_RECV_SLOT;
+	h = (struct elan_recv_hdr *)slot;
+	p = slot + ELAN_RECV_HDR;
+	if (e->chunk_hook)
+		e->chunk_hook(n, e, e->hook_arg);
+	for (i = 0; i < iovcnt; i++) {
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	h->src = src;
+	h->tag = tag;
+	h->len = len;
+	memset(h->pad, 0, sizeof(h->pad));
+	STORE_REL(&h->seq, tc->recv_tail + 1);
+	tc->recv_tail++;
+	notify(e, tc);
+	return 0;
+}
+
+int nicd_rna_event_reserve(struct nicd *n, const struct nicd_target *t,
+			   struct nicd_wait *w)
+{
+	struct nicd_ctx *tc;
+	int r;
+
+	tc = target_ctx(n, t, &r);
+	if (!tc)
+		return r;
+	r = ev_credit(tc);
+	if (r < 0) {
+		ctx_fail(n, tc, ELAN_E_QUEUE, "ev_head out of range");
+		return ELAN_E_TARGET_GONE;
+	}
+	if (r == 0) {
+		w->kind = NICD_W_SPACE;
+		return NICD_PENDING;
+	}
+	tc->ev_reserved++;
+	return 0;
+}
+
+void nicd_rna_event_release(struct nicd *n, const struct nicd_target *t)
+{
+	struct nicd_ctx *tc;
+	int r;
+
+	tc = target_ctx(n, t, &r);
+	if (tc && tc->ev_reserved)
+		tc->ev_reserved--;
+}
+
+void nicd_rna_event_post(struct nicd *n, struct nicd_engine *e,
+			 const struct nicd_target *t,
+			 const struct elan_event *ev)
+{
+	struct nicd_ctx *tc;
+	int r;
+
+	tc = target_ctx(n, t, &r);
+	if (!tc)
+		return;
+	post_event(tc, ev);
+	notify(e, tc);
+}
+
+/* ------------------------------------------------------------ ops */
+
+static int remote_event(struct nicd *n, struct nicd_engine *e,
+			struct nicd_ctx *c)
+{
+	struct nicd_op *op = &c->op;
+	struct elan_event ev = { 0 };
+
+	if (!op->tev_reserved)
+		return 0;
+	ev.cookie = op->cmd.cookie;
+	ev.value = op->cmd.raddr;
+	ev.len = (uint32_t)op->cmd.len;
+	ev.src = ctx_addr(c);
+	ev.type = ELAN_EV_REMOTE;
+	ev.status = ELAN_OK;
+	ev.op = op->cmd.op;
+	nicd_rna_event_post(n, e, &op->t, &ev);
+	op->tev_reserved = 0;
+	return 0;
+}
+
+/* Common start of a remote op and the end of its waits.  0: go on. */
+static int op_prepare(struct nicd *n, struct nicd_ctx *c)
+{
+	struct nicd_op *op = &c->op;
+	int r;
+
+	if (!op->started) {
+		r = nicd_rna_resolve(n, op->cmd.dst, c->cap, &op->t);
+		if (r)
+			return r;
+		op->started = 1;
+	}
+	if (op->w.kind != NICD_W_NONE) {
+		int fault = op->w.kind == NICD_W_FAULT;
+
+		/* the target may have gone while the op waited */
+		if (!target_ctx(n, &op->t, &r))
+			return r;
+		r = nicd_wait_poll(n, &op->w);
+		if (r)
+			return r;
+		if (fault && ++op->retries > n->max_fault_retries) {
+			nicd_node_logf(n, c->nd, NICD_LOG_WARN,
+				       "node %u ctx %u: %u fault round trips without progress",
+				       c->nd->id, c->idx, op->retries);
+			return op->w.remote ? ELAN_E_REMOTE_FAULT : ELAN_E_LOCAL_FAULT;
+		}
+	}
+	if ((op->cmd.flags & ELAN_CMDF_REMOTE_EVENT) && !op->tev_reserved) {
+		r = nicd_rna_event_reserve(n, &op->t, &op->w);
+		if (r)
+			return r;
+		op->tev_reserved = 1;
+		op->w.kind = NICD_W_NONE;
+	}
+	return 0;
+}
+
+static void progress(struct nicd_op *op)
+{
+	op->w.kind = NICD_W_NONE;
+	op->retries = 0;
+}
+
+static int op_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		 uint32_t *budget)
+{
+	struct nicd_op *op = &c->op;
+	struct nicd_node *nd = c->nd;
+	int get = op->cmd.op == ELAN_OP_GET;
+	uint64_t la, ra, left;
+	uint32_t cn, a, b;
+	uint8_t *lp;
+	int r;
+
+	r = op_prepare(n, c);
+	if (r)
+		return r;
+	while (op->done < op->cmd.len) {
+		if (!*budget)
+			return NICD_PENDING;
+		la = op->cmd.laddr + op->done;
+		ra = op->cmd.raddr + op->done;
+		left = op->cmd.len - op->done;
+		a = NICD_PAGE - (uint32_t)(la & (NICD_PAGE - 1));
+		b = NICD_PAGE - (uint32_t)(ra & (NICD_PAGE - 1));
+		cn = a < b ? a : b;
+		if (left < cn)
+			cn = (uint32_t)left;
+		nicd_bracket_open(nd, e->idx, c->idx);
+		r = nicd_xlate(n, nd, c->idx, la, get, 0, &lp, &op->w);
+		if (r == 0)
+			r = nicd_rna_rw(n, e, &op->t, ra, lp, cn, !get, &op->w);
+		nicd_bracket_close(nd, e->idx);
+		if (r)
+			return r;
+		op->done += cn;
+		c->nbytes += cn;
+		(*budget)--;
+		progress(op);
+	}
+	return remote_event(n, e, c);
+}
+
+static int op_atomic(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		     uint32_t *budget)
+{
+	struct nicd_op *op = &c->op;
+	struct nicd_node *nd = c->nd;
+	int fetch = !!(op->cmd.flags & ELAN_CMDF_FETCH);
+	uint8_t *lp = NULL;
+	uint64_t old = 0;
+	int r;
+
+	r = op_prepare(n, c);
+	if (r)
+		return r;
+	nicd_bracket_open(nd, e->idx, c->idx);
+	r = 0;
+	if (fetch && !op->fetch_stored)
+		r = nicd_xlate(n, nd, c->idx, op->cmd.laddr, 1, 0, &lp, &op->w);
+	if (r == 0 && !op->atomic_done) {
+		r = nicd_rna_atomic(n, e, &op->t, op->cmd.raddr, op->cmd.aop,
+				    op->cmd.operand, op->cmd.compare, &old,
+				    &op->w);
+		if (r == 0) {
+			op->atomic_done = 1;
+			op->old = old;
+			op->done = 8;
+		}
+	}
+	if (r == 0 && fetch && !op->fetch_stored) {
+		__atomic_store_n((uint64_t *)(void *)lp, op->old,
+				 __ATOMIC_RELAXED);
+		op->fetch_stored = 1;
+	}
+	nicd_bracket_close(nd, e->idx);
+	if (r)
+		return r;
+	(*budget)--;
+	progress(op);
+	return remote_event(n, e, c);
+}
+
+static int op_send(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		   uint32_t *budget)
+{
+	struct nicd_op *op = &c->op;
+	struct nicd_node *nd = c->nd;
+	uint32_t len = (uint32_t)op->cmd.len, n0;
+	struct iovec iov[2];
+	int cnt = 0, r;
+	uint8_t *p = NULL;
+
+	r = op_prepare(n, c);
+	if (r)
+		return r;
+	n0 = NICD_PAGE - (uint32_t)(op->cmd.laddr & (NICD_PAGE - 1));
+	if (n0 > len)
+		n0 = len;
+	/* The whole message in one bracket: the slot is taken only when
+	 * every local page translated, so a fault never holds a slot. */
+	nicd_bracket_open(nd, e->idx, c->idx);
+	if (len) {
+		r = nicd_xlate(n, nd, c->idx, op->cmd.laddr, 0, 0, &p, &op->w);
+		iov[cnt].iov_base = p;
+		iov[cnt++].iov_len = n0;
+		if (r == 0 && len > n0) {
+			r = nicd_xlate(n, nd, c->idx, op->cmd.laddr + n0, 0, 0,
+				       &p, &op->w);
+			iov[cnt].iov_base = p;
+			iov[cnt++].iov_len = len - n0;
+		}
+	}
+	if (r == 0)
+		r = nicd_rna_recv(n, e, &op->t, ctx_addr(c), op->cmd.tag, iov,
+				  cnt, len, &op->w);
+	nicd_bracket_close(nd, e->idx);
+	if (r)
+		return r;
+	op->done = len;
+	c->nbytes += len;
+	(*budget)--;
+	progress(op);
+	return 0;
+}
+
+static int op_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		  uint32_t *budget)
+{
+	switch (c->op.cmd.op) {
+	case ELAN_OP_PUT:
+	case ELAN_OP_GET:
+		return op_rw(n, e, c, budget);
+	case ELAN_OP_ATOMIC:
+		return op_atomic(n, e, c, budget);
+	case ELAN_OP_SEND:
+		return op_send(n, e, c, budget);
+	default:		/* NOP, FENCE: every earlier command is done */
+		return ELAN_OK;
+	}
+}
+
+static void complete(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		     int status)
+{
+	struct nicd_op *op = &c->op;
+	struct elan_event ev = { 0 };
+
+	if (status && op->tev_reserved) {
+		nicd_rna_event_release(n, &op->t);
+		op->tev_reserved = 0;
+	}
+	if (status && status != ELAN_E_BADCMD)
+		nicd_logf(n, NICD_LOG_DEBUG, "node %u ctx %u: %s cookie %llu"
+			  " ends in %s", c->nd->id, c->idx,
+			  nicd_op_name(op->cmd.op), (unsigned long long)op->cmd.cookie,
+			  nicd_status_name(status));
+	ev.cookie = op->cmd.cookie;
+	ev.value = op->cmd.op == ELAN_OP_ATOMIC ? op->old : 0;
+	ev.len = (uint32_t)op->done;
+	ev.src = op->cmd.dst;
+	ev.type = ELAN_EV_DONE;
+	ev.status = (uint8_t)status;
+	ev.op = op->cmd.op;
+	post_event(c, &ev);
+	notify(e, c);
+	c->has_op = 0;
+	c->ncmds++;
+}
+
+/* Serve one context: take commands, run the current op within budget. */
+static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c)
+{
+	uint32_t budget = n->chunk_budget, start = budget;
+	struct elan_cmd *slot;
+	int work = 0, r;
+
+	c->blocked = 0;
+	while (budget && c->state == ELAN_CTX_ACTIVE) {
+		if (!c->has_op) {
+			slot = &c->cmdq[c->cmd_tail % ELAN_CMDQ_ENTRIES];
+			if (LOAD_ACQ(&slot->seq) != c->cmd_tail + 1)
+				break;		/* not ready */
+			r = ev_credit(c);
+			if (r < 0) {
+				ctx_fail(n, c, ELAN_E_QUEUE, "ev_head out of range");
+				work++;
+				break;
+			}
+			if (r == 0) {		/* back-pressure */
+				c->blocked = 1;
+				n->backpressure = 1;
+				break;
+			}
+			memcpy(&c->op.cmd, slot, sizeof(c->op.cmd));
+			c->cmd_tail++;
+			STORE_REL(&c->ust->cmd_tail, c->cmd_tail);
+			c->ev_reserved++;
+			memset((uint8_t *)&c->op + sizeof(c->op.cmd), 0,
+			       sizeof(c->op) - sizeof(c->op.cmd));
+			c->has_op = 1;
+			work++;
+			budget--;
+			r = nicd_validate_cmd(n, &c->op.cmd);
+			if (r) {
+				nicd_node_logf(n, c->nd, NICD_LOG_DEBUG,
+					       "node %u ctx %u: command %u (op %u) rejected: %s",
+					       c->nd->id, c->idx, c->cmd_tail - 1,
+					       c->op.cmd.op, nicd_status_name(r));
+				complete(n, e, c, r);
+				continue;
+			}
+		}
+		r = op_run(n, e, c, &budget);
+		if (!c->has_op || c->state != ELAN_CTX_ACTIVE)
+			break;	/* the context itself went away meanwhile */
+		if (r == NICD_PENDING) {
+			if (c->op.w.kind == NICD_W_SPACE) {
+				c->blocked = 1;
+				n->backpressure = 1;
+			}
+			break;
+		}
+		complete(n, e, c, r);
+		work++;
+	}
+	return work + (int)(start - budget);
+}
+
+void nicd_doorbell(struct nicd *n, uint32_t node, uint32_t vector)
+{
+	if (node < n->nodes && n->node[node].up && vector == ELAN_DB_CTX)
+		n->node[node].rescan = 1;
+}
+
+int nicd_step(struct nicd *n, struct nicd_engine *e)
+{
+	uint64_t now = n->now();
+	int periodic = now >= n->rescan_at, work = 0;
+	uint32_t i, j, m, v;
+
+	if (periodic)
+		n->rescan_at = now + 1000000;	/* 1 ms */
+	n->backpressure = 0;
+	for (i = 0; i < n->nodes; i++) {
+		struct nicd_node *nd = &n->node[i];
+
+		if (!nd->up)
+			continue;
+		if (nd->rescan || periodic) {
+			nd->rescan = 0;
+			for (j = 0; j < ELAN_MAX_CTX; j++)
+				if (n->n_engines <= 1 ||
+				    (i * ELAN_MAX_CTX + j) % n->n_engines == e->idx)
+					work += ctx_sync(n, &nd->ctx[j]);
+		} else {
+			for (m = nd->active_mask; m; m &= m - 1)
+				work += ctx_sync(n, &nd->ctx[__builtin_ctz(m)]);
+		}
+	}
+	for (i = 0; i < n->nodes; i++) {
+		struct nicd_node *nd = &n->node[i];
+
+		if (!nd->up)
+			continue;
+		for (m = nd->active_mask; m; m &= m - 1) {
+			j = (uint32_t)__builtin_ctz(m);
+			if (n->n_engines > 1 &&
+			    (i * ELAN_MAX_CTX + j) % n->n_engines != e->idx)
+				continue;
+			work += ctx_run(n, e, &nd->ctx[j]);
+		}
+	}
+	/* Interrupts, coalesced: one per node and vector per step. */
+	if (e->nnotify) {
+		atomic_thread_fence(memory_order_seq_cst);
+		for (i = 0; i < e->nnotify; i++) {
+			struct nicd_ctx *c = e->notify[i];
+
+			c->notify = 0;
+			if (c->nd->up && c->state != ELAN_CTX_FREE)
+				check_armed(c);
+		}
+		e->nnotify = 0;
+	}
+	for (i = 0; i < n->nodes; i++) {
+		struct nicd_node *nd = &n->node[i];
+
+		if (!nd->up || !nd->irq_pending)
+			continue;
+		for (v = 0; v < ELAN_NR_IRQS; v++) {
+			if (!(nd->irq_pending & (1u << v)))
+				continue;
+			nd->nirqs++;
+			if (n->irq)
+				n->irq(n->irq_arg, i, v);
+		}
+		nd->irq_pending = 0;
+	}
+	return work;
+}
+
+uint64_t nicd_next_timeout(struct nicd *n)
+{
+	uint64_t now = n->now(), best = UINT64_MAX;
+	uint32_t i, m;
+
+	if (n->backpressure)
+		return 1000000;		/* consumers advance heads silently */
+	for (i = 0; i < n->nodes; i++) {
+		struct nicd_node *nd = &n->node[i];
+
+		if (!nd->up)
+			continue;
+		for (m = nd->active_mask; m; m &= m - 1) {
+			struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
+			uint64_t d;
+
+			if (!c->has_op)
+				continue;
+			if (c->op.w.kind == NICD_W_SPACE)
+				return 1000000;
+			if (c->op.w.kind != NICD_W_FAULT &&
+			    c->op.w.kind != NICD_W_FAULTQ)
+				continue;
+			d = c->op.w.deadline > now ? c->op.w.deadline - now : 0;
+			if (d < best)
+				best = d;
+		}
+	}
+	return best;
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Translation: the shootdown bracket, the walk of a context's NIC MMU,
+ * validation of the pfn found there, and translation fault requests.
+ */
+#include <stdatomic.h>
+#include <inttypes.h>
+#include "nicd.h"
+
+#define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/*
+ * Shootdown bracket of engine e on node nd.  Brackets nest (a chunk
+ * between two contexts of one node opens the node twice): only the
+ * outermost makes seq odd and even again; a second context makes ctx
+ * ELAN_HW_ENGINE_CTX_ANY, stored and fenced before its translations are
+ * read, so a driver that reads ctx after seeing seq odd cannot skip us.
+ */
+void nicd_bracket_open(struct nicd_node *nd, uint32_t e, uint32_t ctx)
+{
+	struct elan_hw_engine *eng = &nd->hdr->engine[e];
+
+	if (nd->br_depth[e]++ == 0) {
+		nd->br_ctx[e] = ctx;
+		STORE(&eng->ctx, ctx);
+		nd->eseq[e] |= 1;	/* odd */
+		STORE(&eng->seq, nd->eseq[e]);
+		atomic_thread_fence(memory_order_seq_cst);
+	} else if (nd->br_ctx[e] != ctx &&
+		   nd->br_ctx[e] != ELAN_HW_ENGINE_CTX_ANY) {
+		nd->br_ctx[e] = ELAN_HW_ENGINE_CTX_ANY;
+		STORE(&eng->ctx, ELAN_HW_ENGINE_CTX_ANY);
+		atomic_thread_fence(memory_order_seq_cst);
+	}
+}
+
+void nicd_bracket_close(struct nicd_node *nd, uint32_t e)
+{
+	if (--nd->br_depth[e] == 0) {
+		nd->eseq[e]++;		/* even: the chunk is over */
+		/* release: the copy is visible before seq changes */
+		STORE_REL(&nd->hdr->engine[e].seq, nd->eseq[e]);
+	}
+}
+
+/* Host address of the page with this pfn, or NULL if it is not RAM. */
+static uint8_t *pfn_to_host(const struct nicd_node *nd, uint64_t pfn)
+{
+	uint64_t gpa, off;
+
+	if (!nd->ram || pfn >= (1ULL << (64 - ELAN_MMU_VPN_SHIFT)))
+		return NULL;
+	gpa = pfn << ELAN_MMU_VPN_SHIFT;
+	if (gpa < nd->ram_lowmem)
+		off = gpa;
+	else if (gpa >= (4ULL << 30))
+		off = nd->ram_lowmem + (gpa - (4ULL << 30));
+	else
+		return NULL;		/* the PCI hole: not RAM */
+	if (off >= nd->ram_size || nd->ram_size - off < NICD_PAGE)
+		return NULL;
+	return nd->ram + off;
+}
+
+/* The fault status the driver wrote, as the op's error. */
+static int fault_error(uint32_t st, int remote)
+{
+	int prot = st == ELAN_E_LOCAL_PROT || st == ELAN_E_REMOTE_PROT;
+
+	if (remote)
+		return prot ? ELAN_E_REMOTE_PROT : ELAN_E_REMOTE_FAULT;
+	return prot ? ELAN_E_LOCAL_PROT : ELAN_E_LOCAL_FAULT;
+}
+
+void nicd_faults_reset(struct nicd_node *nd)
+{
+	uint32_t i;
+
+	nd->fault_tail = 0;
+	nd->faults_pending = 0;
+	for (i = 0; i < ELAN_FAULTQ_ENTRIES; i++)
+		nd->fs[i].state = NICD_FS_FREE;
+}
+
+static int fault_post(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
+		      uint64_t vpage, int write, int remote,
+		      struct nicd_wait *w)
+{
+	struct elan_hw_header *h = nd->hdr;
+	uint64_t now = n->now();
+	uint32_t i, head, slot;
+	struct nicd_fault_slot *fs;
+	struct elan_hw_fault *f;
+
+	w->remote = remote;
+	w->node = nd->id;
+	w->epoch = nd->epoch;
+	/* Join a request for the same page that is still unanswered (a write
+	 * request covers a read). */
+	if (nd->faults_pending) {
+		for (i = 0; i < ELAN_FAULTQ_ENTRIES; i++) {
+			fs = &nd->fs[i];
+			if (fs->state == NICD_FS_PENDING && fs->ctx == ctx &&
+			    fs->vpage == vpage && fs->write >= (uint32_t)!!write) {
+				w->kind = NICD_W_FAULT;
+				w->slot = i;
+				w->req_seq = fs->req_seq;
+				w->deadline = fs->posted + n->fault_timeout_ns;
+				return NICD_PENDING;
+			}
+		}
+	}
+	/* Room: the driver consumed all but ELAN_FAULTQ_ENTRIES. */
+	head = LOAD_ACQ(&h->fault_head);
+	if ((uint32_t)(nd->fault_tail - head) >= ELAN_FAULTQ_ENTRIES) {
+		if ((uint32_t)(nd->fault_tail - head) > ELAN_FAULTQ_ENTRIES)
+			nicd_node_logf(n, nd, NICD_LOG_WARN,
+				       "node %u: fault_head %u out of range (tail %u)",
+				       nd->id, head, nd->fault_tail);
+		/* no interrupt: the driver got one for each request queued */
+		if (w->kind != NICD_W_FAULTQ) {
+			w->kind = NICD_W_FAULTQ;
+			w->deadline = now + n->fault_timeout_ns;
+		}
+		return NICD_PENDING;
+	}
+	slot = nd->fault_tail % ELAN_FAULTQ_ENTRIES;
+	fs = &nd->fs[slot];
+	if (fs->state == NICD_FS_PENDING)
+		nd->faults_pending--;
+	f = &h->faultq[slot];
+	STORE(&f->vaddr, vpage);
+	STORE(&f->ctx, ctx);
+	STORE(&f->write, (uint32_t)!!write);
+	STORE(&f->status, 0u);
+	STORE_REL(&f->req_seq, nd->fault_tail + 1);
+	fs->req_seq = nd->fault_tail + 1;
+	fs->ctx = ctx;
+	fs->vpage = vpage;
+	fs->write = !!write;
+	fs->state = NICD_FS_PENDING;
+	fs->status = 0;
+	fs->posted = now;
+	nd->faults_pending++;
+	nd->fault_tail++;
+	nd->nfaults++;
+	nd->irq_pending |= 1u << ELAN_IRQ_FAULT;
+	w->kind = NICD_W_FAULT;
+	w->slot = slot;
+	w->req_seq = fs->req_seq;
+	w->deadline = now + n->fault_timeout_ns;
+	return NICD_PENDING;
+}
+
+int nicd_wait_poll(struct nicd *n, struct nicd_wait *w)
+{
+	struct nicd_node *nd;
+	struct nicd_fault_slot *fs;
+	uint32_t ack;
+
+	switch (w->kind) {
+	case NICD_W_NONE:
+	case NICD_W_SPACE:
+		return 0;
+	case NICD_W_FAULTQ:
+		if (n->now() > w->deadline) {
+			nicd_node_logf(n, &n->node[w->node], NICD_LOG_WARN,
+				       "node %u: fault queue full for %.1f s: giving up",
+				       w->node, n->fault_timeout_ns / 1e9);
+			return fault_error(ELAN_E_LOCAL_FAULT, w->remote);
+		}
+		return 0;
+	case NICD_W_FAULT:
+		break;
+	default:
+		return ELAN_E_QUEUE;
+	}
+	nd = &n->node[w->node];
+	if (!nd->up || nd->epoch != w->epoch)
+		return w->remote ? ELAN_E_NODE_DOWN : ELAN_E_TARGET_GONE;
+	fs = &nd->fs[w->slot];
+	if (fs->req_seq != w->req_seq)
+		return 0;	/* the slot moved on: just try again */
+	if (fs->state == NICD_FS_PENDING) {
+		ack = LOAD_ACQ(&nd->hdr->faultq[w->slot].ack_seq);
+		if (ack == w->req_seq) {
+			fs->status = LOAD(&nd->hdr->faultq[w->slot].status);
+			fs->state = NICD_FS_ACKED;
+			nd->faults_pending--;
+		} else if (n->now() > w->deadline) {
+			fs->state = NICD_FS_DEAD;
+			nd->faults_pending--;
+			nicd_node_logf(n, nd, NICD_LOG_WARN,
+				       "node %u: fault ctx %u vaddr 0x%" PRIx64
+				       " %s not answered in %.1f s: fault timeout",
+				       nd->id, fs->ctx, fs->vpage,
+				       fs->write ? "write" : "read",
+				       n->fault_timeout_ns / 1e9);
+			return fault_error(ELAN_E_LOCAL_FAULT, w->remote);
+		} else {
+			return NICD_PENDING;
+		}
+	}
+	if (fs->state == NICD_FS_DEAD)
+		return fault_error(ELAN_E_LOCAL_FAULT, w->remote);
+	if (fs->status == 0)
+		return 0;
+	return fault_error(fs->status, w->remote);
+}
+
+/*
+ * Walk the MMU of ctx for va.  Tag, pfn, tag again: the pfn is used only
+ * if both tags agree, are valid and match va.  Runs inside the bracket.
+ */
+int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
+	       uint64_t va, int write, int remote, uint8_t **p,
+	       struct nicd_wait *w)
+{
+	struct elan_hw_tlbe *set;
+	uint64_t vpage = va & ~(uint64_t)(NICD_PAGE - 1);
+	uint64_t tag, tag2, pfn;
+	int way;
+	uint8_t *page;
+
+	set = nd->ctx[ctx].mmu + (size_t)elan_mmu_set(va) * ELAN_MMU_WAYS;
+	for (way = 0; way < ELAN_MMU_WAYS; way++) {
+		tag = LOAD_ACQ(&set[way].tag);
+		if (!(tag & ELAN_MMU_VALID) ||
+		    (tag & ~(uint64_t)(NICD_PAGE - 1)) != vpage)
+			continue;
+		pfn = LOAD_ACQ(&set[way].pfn);
+		tag2 = LOAD(&set[way].tag);
+		if (tag2 != tag)
+			continue;	/* changing under us: treat as a miss */
+		if (write && !(tag & ELAN_MMU_WRITE))
+			continue;	/* read-only: fault with write = 1 */
+		page = pfn_to_host(nd, pfn);
+		if (!page) {
+			nicd_node_logf(n, nd, NICD_LOG_WARN,
+				       "node %u ctx %u: MMU entry for 0x%" PRIx64
+				       " has pfn 0x%" PRIx64 " outside guest RAM",
+				       nd->id, ctx, vpage, pfn);
+			return remote ? ELAN_E_REMOTE_FAULT : ELAN_E_LOCAL_FAULT;
+		}
+		*p = page + (va & (NICD_PAGE - 1));
+		return 0;
+	}
+	return fault_post(n, nd, ctx, vpage, write, remote, w);
+}

@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * End-to-end test of the elan-nicd program, without QEMU: this program
+ * creates guest RAM files in /dev/shm, starts elan-nicd on them, connects
+ * to its sockets the way QEMU's ivshmem-doorbell device does (checking
+ * every protocol message), and plays the guest driver and user for each
+ * node: attaches contexts in the region, rings doorbells through the
+ * eventfds, serves faults on the fault interrupt, waits for events.
+ *
+ *   tests/nic/ivsh_test PATH-TO-elan-nicd [IDLE-SECONDS]
+ *
+ * Prints "ok N - ..." lines, the idle CPU use of nicd, and ends with
+ * "N passed, M failed".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include "harness.h"
+
+#define NODES	2
+#define RAM	(64u << 20)
+
+static int npass, nfail, ntest;
+static char why[512];
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		snprintf(why, sizeof(why), __VA_ARGS__);		\
+		return 1;						\
+	}								\
+} while (0)
+
+static void result(const char *name, int r)
+{
+	ntest++;
+	if (r == 0) {
+		npass++;
+		printf("ok %d - %s\n", ntest, name);
+	} else {
+		nfail++;
+		printf("not ok %d - %s: %s\n", ntest, name, why);
+	}
+	fflush(stdout);
+}
+
+struct guest {
+	char sock[108];
+	char ramfile[64];
+	int sock_fd;
+	int region_fd;
+	int db[ELAN_NR_IRQS];		/* to nicd */
+	int irq[ELAN_NR_IRQS];		/* from nicd */
+	struct elan_hw_header *hdr;
+};
+
+static struct th t;
+static struct guest g[NODES];
+static pid_t nicd_pid;
+static char dir[64];
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int recv_msg(int fd, int64_t *v, int *rfd)
+{
+	struct msghdr msg = { 0 };
+	struct iovec iov;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct cmsghdr *cm;
+	uint64_t le;
+	ssize_t r;
+
+	iov.iov_base = &le;
+	iov.iov_len = sizeof(le);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = c.buf;
+	msg.msg_controllen = sizeof(c.buf);
+	r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	if (r != (ssize_t)sizeof(le))
+		return -1;
+	*v = (int64_t)le64toh(le);
+	*rfd = -1;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(rfd, CMSG_DATA(cm), sizeof(int));
+	return 0;
+}
+
+static int connect_sock(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	strcpy(sa.sun_path, path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Connect like QEMU's ivshmem-doorbell device and check every message. */
+static int guest_connect(int i)
+{
+	struct guest *gg = &g[i];
+	struct th_node *tn = &t.node[i];
+	int64_t v;
+	int fd, k, j;
+
+	gg->sock_fd = connect_sock(gg->sock);
+	CHECK(gg->sock_fd >= 0, "connect %s: %s", gg->sock, strerror(errno));
+	CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == 0 && fd < 0,
+	      "version message: %lld fd %d", (long long)v, fd);
+	CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == 1 && fd < 0,
+	      "id message: %lld", (long long)v);
+	CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == -1 && fd >= 0,
+	      "shm message: %lld fd %d", (long long)v, fd);
+	gg->region_fd = fd;
+	for (k = 0; k < ELAN_NR_IRQS; k++) {
+		CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == ELAN_NIC_PEER_ID &&
+		      fd >= 0, "peer 0 vector %d: %lld fd %d", k, (long long)v, fd);
+		gg->db[k] = fd;
+	}
+	for (k = 0; k < ELAN_NR_IRQS; k++) {
+		CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == 1 && fd >= 0,
+		      "own vector %d: %lld fd %d", k, (long long)v, fd);
+		gg->irq[k] = fd;
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+	}
+	gg->hdr = mmap(NULL, ELAN_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       gg->region_fd, 0);
+	CHECK(gg->hdr != MAP_FAILED, "mmap region");
+	/* nicd_node_up runs right after the messages: wait for the magic */
+	for (k = 0; k < 1000 && __atomic_load_n(&gg->hdr->magic, __ATOMIC_ACQUIRE) !=
+	     ELAN_HW_MAGIC; k++)
+		usleep(1000);
+	CHECK(gg->hdr->magic == ELAN_HW_MAGIC && gg->hdr->version == ELAN_HW_VERSION &&
+	      gg->hdr->node == (uint32_t)i && gg->hdr->nodes == NODES &&
+	      gg->hdr->max_ctx == ELAN_MAX_CTX && gg->hdr->ctx_off == ELAN_REGION_OFF_CTX &&
+	      gg->hdr->ctx_stride == ELAN_CTX_STRIDE &&
+	      gg->hdr->region_size == ELAN_REGION_SIZE &&
+	      gg->hdr->nic_state == ELAN_NIC_UP, "region header wrong");
+	tn->region = gg->hdr;
+	tn->fault_head = 0;
+	tn->next_pfn = 16;
+	for (j = 0; j < ELAN_MAX_CTX; j++) {
+		free(tn->ctx[j].pt);
+		tn->ctx[j].pt = NULL;
+	}
+	return 0;
+}
+
+static void guest_disconnect(int i)
+{
+	int k;
+
+	close(g[i].sock_fd);
+	for (k = 0; k < ELAN_NR_IRQS; k++) {
+		close(g[i].db[k]);
+		close(g[i].irq[k]);
+	}
+	munmap(g[i].hdr, ELAN_REGION_SIZE);
+	close(g[i].region_fd);
+	t.node[i].region = NULL;	/* the fault service skips it */
+}
+
+static void doorbell(int i, int vec)
+{
+	uint64_t one = 1;
+
+	if (write(g[i].db[vec], &one, 8) != 8)
+		perror("doorbell");
+}
+
+/* Wait for an event of c, serving faults when the fault interrupt comes. */
+static int wait_ev(struct th_ctx *c, struct elan_event *ev, double secs)
+{
+	double t0 = now_s();
+	struct pollfd p[NODES];
+	uint64_t val;
+	int i;
+
+	while (now_s() - t0 < secs) {
+		if (th_poll_ev(c, ev))
+			return 1;
+		for (i = 0; i < NODES; i++) {
+			p[i].fd = g[i].irq[ELAN_IRQ_FAULT];
+			p[i].events = POLLIN;
+		}
+		poll(p, NODES, 1);
+		for (i = 0; i < NODES; i++)
+			if (p[i].revents & POLLIN) {
+				while (read(p[i].fd, &val, 8) == 8)
+					;
+			}
+		if (th_service_faults(&t))
+			for (i = 0; i < NODES; i++)
+				doorbell(i, ELAN_DB_FAULT);
+	}
+	return 0;
+}
+
+/* Post as libelan would: seq, full fence, doorbell if the NIC sleeps. */
+static int post(struct th_ctx *c, const struct elan_cmd *cmd)
+{
+	if (th_post(c, cmd) < 0)
+		return -1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->ust->nic_sleeping, __ATOMIC_RELAXED))
+		doorbell((int)c->tn->id, ELAN_DB_WORK);
+	return 0;
+}
+
+static int do_cmd(struct th_ctx *c, const struct elan_cmd *cmd, struct elan_event *ev)
+{
+	struct elan_event tmp;
+
+	if (!ev)
+		ev = &tmp;
+	if (post(c, cmd) < 0 || !wait_ev(c, ev, 10))
+		return -1;
+	return ev->status;
+}
+
+static struct th_ctx *attach(int node, int idx, uint64_t cap, uint32_t npages)
+{
+	struct th_ctx *c = th_attach(&t, (uint32_t)node, (uint32_t)idx, cap, npages);
+	int k;
+
+	doorbell(node, ELAN_DB_CTX);
+	for (k = 0; k < 2000 && c->ctl->nic_state != ELAN_CTX_ACTIVE; k++)
+		usleep(500);
+	return c->ctl->nic_state == ELAN_CTX_ACTIVE ? c : NULL;
+}
+
+static int setup_ram(int i)
+{
+	struct th_node *tn = &t.node[i];
+	int fd;
+
+	snprintf(g[i].ramfile, sizeof(g[i].ramfile), "/dev/shm/elan-ivsh-test-%d-%d",
+		 (int)getpid(), i);
+	fd = open(g[i].ramfile, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, RAM) < 0)
+		return -1;
+	tn->id = (uint32_t)i;
+	tn->ram_size = RAM;
+	tn->ram = mmap(NULL, RAM, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return tn->ram == MAP_FAILED ? -1 : 0;
+}
+
+static int start_nicd(const char *prog)
+{
+	char spec[NODES][256], logf[128], *argv[2 * NODES + 8];
+	int pfd[2], a = 0, i;
+	char line[256];
+	FILE *f;
+
+	snprintf(logf, sizeof(logf), "%s/nicd.log", dir);
+	argv[a++] = (char *)prog;
+	for (i = 0; i < NODES; i++) {
+		snprintf(g[i].sock, sizeof(g[i].sock), "%s/node%d.sock", dir, i);
+		snprintf(spec[i], sizeof(spec[i]), "%d:%s:%s", i, g[i].sock, g[i].ramfile);
+		argv[a++] = "--node";
+		argv[a++] = spec[i];
+	}
+	argv[a++] = "--log";
+	argv[a++] = logf;
+	argv[a++] = "--fault-timeout-ms";
+	argv[a++] = "2000";
+	argv[a] = NULL;
+	if (pipe(pfd) < 0)
+		return -1;
+	nicd_pid = fork();
+	if (nicd_pid == 0) {
+		/* nicd dies with this test, even if the test crashes */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		execv(prog, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	if (!fgets(line, sizeof(line), f) || !strstr(line, "ready"))
+		return -1;
+	fclose(f);
+	return 0;
+}
+
+static uint64_t cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+	int k;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return 0;
+	}
+	fclose(f);
+	p = strrchr(buf, ')');
+	/* fields after the name: state is field 3; utime 14, stime 15 */
+	for (k = 3; p && k < 14; k++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		sscanf(p + 1, "%lu %lu", &ut, &st);
+	return ut + st;
+}
+
+/* ns on CPU from /proc/PID/schedstat (finer than the ticks of stat) */
+static uint64_t cpu_ns(pid_t pid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+static double idle_wakeups = -1, idle_ns_pct = -1;
+
+/* voluntary context switches: how often it wakes up */
+static uint64_t switches(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static int test_transfers(void)
+{
+	struct th_ctx *a, *b;
+	struct elan_cmd cmd;
+	struct elan_event ev;
+	uint8_t *buf = malloc(1 << 20);
+	uint64_t v;
+	int k;
+
+	a = attach(0, 0, 77, 512);
+	b = attach(1, 3, 77, 512);
+	CHECK(a && b, "attach: the NIC did not take up the contexts");
+	CHECK(a->ust->node == 0 && b->ust->node == 1 && b->ust->ctx == 3,
+	      "status page identity");
+	for (k = 0; k < (1 << 20); k++)
+		buf[k] = (uint8_t)(k * 7 + 3);
+	th_write_mem(a, th_va(a, 5), buf, 1 << 20);
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 5), th_va(b, 4000), 1 << 20);
+	CHECK(do_cmd(a, &cmd, &ev) == 0, "put 1 MiB: %s", nicd_status_name(ev.status));
+	CHECK(!th_cmp_mem(b, th_va(b, 4000), buf, 1 << 20), "put data differs");
+	cmd = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a, 1 << 20), th_va(b, 4000), 1 << 20);
+	CHECK(do_cmd(a, &cmd, &ev) == 0, "get: %s", nicd_status_name(ev.status));
+	CHECK(!th_cmp_mem(a, th_va(a, 1 << 20), buf, 1 << 20), "get data differs");
+	v = 40;
+	th_write_mem(b, th_va(b, 64), &v, 8);
+	cmd = th_cmd(ELAN_OP_ATOMIC, th_addr(b), th_va(a, 8192), th_va(b, 64), 8);
+	cmd.aop = ELAN_AOP_ADD;
+	cmd.operand = 2;
+	cmd.flags = ELAN_CMDF_FETCH;
+	CHECK(do_cmd(a, &cmd, &ev) == 0 && ev.value == 40, "atomic");
+	th_read_mem(b, th_va(b, 64), &v, 8);
+	CHECK(v == 42, "atomic result %llu", (unsigned long long)v);
+	cmd = th_cmd(ELAN_OP_SEND, th_addr(b), th_va(a, 5), 0, 1000);
+	cmd.tag = 9;
+	CHECK(do_cmd(a, &cmd, &ev) == 0, "send");
+	{
+		struct elan_recv_hdr h;
+		uint8_t got[ELAN_RECV_SLOT];
+
+		CHECK(th_poll_recv(b, &h, got) && h.tag == 9 && h.len == 1000 &&
+		      !memcmp(got, buf, 1000), "message not received");
+	}
+	CHECK(t.node[0].faults_served > 0 && t.node[1].faults_served > 0,
+	      "no faults served");
+	free(buf);
+	return 0;
+}
+
+static int test_sleep_and_irq(double idle_secs, double *cpu_pct)
+{
+	struct th_ctx *a = &t.node[0].ctx[0];
+	struct elan_cmd cmd = th_cmd(ELAN_OP_NOP, 0, 0, 0, 0);
+	struct elan_event ev;
+	uint64_t hb0, c0, c1, val, ns0, sw0;
+	struct pollfd p;
+	long hz = sysconf(_SC_CLK_TCK);
+	double t0;
+
+	usleep(200000);
+	CHECK(g[0].hdr->nic_sleeping && a->ust->nic_sleeping,
+	      "NIC not sleeping after 200 ms idle");
+	hb0 = g[0].hdr->heartbeat;
+	c0 = cpu_ticks(nicd_pid);
+	ns0 = cpu_ns(nicd_pid);
+	sw0 = switches(nicd_pid);
+	t0 = now_s();
+	sleep((unsigned)idle_secs);
+	c1 = cpu_ticks(nicd_pid);
+	*cpu_pct = 100.0 * (double)(c1 - c0) / (double)hz / (now_s() - t0);
+	idle_ns_pct = 100.0 * (double)(cpu_ns(nicd_pid) - ns0) / 1e9 / (now_s() - t0);
+	idle_wakeups = (double)(switches(nicd_pid) - sw0) / (now_s() - t0);
+	CHECK(g[0].hdr->heartbeat > hb0, "no heartbeat while idle");
+	CHECK(*cpu_pct < 2.0, "idle CPU %.2f%%", *cpu_pct);
+	/* wake by doorbell, event interrupt when armed */
+	while (read(g[0].irq[ELAN_IRQ_EVENT], &val, 8) == 8)
+		;
+	a->ctl->armed = 1;
+	t0 = now_s();
+	CHECK(post(a, &cmd) == 0, "post");
+	p.fd = g[0].irq[ELAN_IRQ_EVENT];
+	p.events = POLLIN;
+	CHECK(poll(&p, 1, 2000) == 1, "no event interrupt");
+	CHECK(now_s() - t0 < 0.2, "wake-up took %.3f s", now_s() - t0);
+	CHECK(th_poll_ev(a, &ev) && ev.status == 0, "no event after the interrupt");
+	CHECK(a->ctl->armed == 0, "armed not cleared");
+	return 0;
+}
+
+static int test_second_connection(void)
+{
+	int fd = connect_sock(g[0].sock);
+	struct pollfd p;
+	char c;
+
+	CHECK(fd >= 0, "connect");
+	p.fd = fd;
+	p.events = POLLIN;
+	CHECK(poll(&p, 1, 2000) == 1 && read(fd, &c, 1) == 0,
+	      "second guest on a socket not refused");
+	close(fd);
+	return 0;
+}
+
+static int test_disconnect(void)
+{
+	struct th_ctx *a = &t.node[0].ctx[0], *b;
+	struct elan_cmd cmd;
+	struct elan_event ev;
+	uint32_t epoch = g[1].hdr->nic_epoch;
+	int k;
+
+	guest_disconnect(1);
+	for (k = 0; k < 200 && (g[0].hdr->nodes_up & 2); k++)
+		usleep(1000);
+	CHECK(!(g[0].hdr->nodes_up & 2), "node 1 still up in nodes_up");
+	cmd = th_cmd(ELAN_OP_PUT, ELAN_ADDR(1, 3), th_va(a, 0), 0x1000, 8);
+	CHECK(do_cmd(a, &cmd, &ev) == ELAN_E_NODE_DOWN, "put to gone node: %s",
+	      nicd_status_name(ev.status));
+	if (guest_connect(1))
+		return 1;	/* why says what */
+	CHECK(g[1].hdr->nic_epoch > epoch, "epoch not bumped");
+	b = attach(1, 3, 77, 64);
+	CHECK(b, "attach after reconnect");
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 4096);
+	CHECK(do_cmd(a, &cmd, &ev) == 0, "put after reconnect: %s",
+	      nicd_status_name(ev.status));
+	return 0;
+}
+
+static int test_shutdown(void)
+{
+	int st, k;
+
+	kill(nicd_pid, SIGTERM);
+	CHECK(waitpid(nicd_pid, &st, 0) == nicd_pid, "waitpid");
+	nicd_pid = 0;
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %d", st);
+	for (k = 0; k < NODES; k++) {
+		CHECK(g[k].hdr->nic_state == ELAN_NIC_DOWN, "node %d: nic_state not DOWN", k);
+		CHECK(access(g[k].sock, F_OK) != 0, "socket %s left", g[k].sock);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	double idle = argc > 2 ? atof(argv[2]) : 10, cpu = -1;
+	char cmdline[256];
+	int i, r;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: ivsh_test PATH-TO-elan-nicd [IDLE-SECONDS]\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	/* RAM files and dirs of earlier runs that died */
+	if (system("for f in /dev/shm/elan-ivsh-test-* /tmp/elan-ivsh-test.*; do "
+		   "[ -e \"$f\" ] || continue; p=${f##*[.-]test[.-]}; p=${p%%-*}; "
+		   "kill -0 \"$p\" 2>/dev/null || rm -rf \"$f\"; done") < 0)
+		perror("system");
+	snprintf(dir, sizeof(dir), "/tmp/elan-ivsh-test.%d", (int)getpid());
+	mkdir(dir, 0700);
+	t.nnodes = NODES;
+	for (i = 0; i < NODES; i++)
+		if (setup_ram(i) < 0) {
+			perror("guest RAM file");
+			return 1;
+		}
+	r = start_nicd(argv[1]);
+	if (r == 0)
+		for (i = 0; i < NODES && r == 0; i++)
+			r = guest_connect(i);
+	else
+		snprintf(why, sizeof(why), "elan-nicd did not say ready");
+	result("nicd ready; QEMU-style setup messages on every socket; region header", r);
+	if (r == 0) {
+		result("put/get/atomic/send between two guests, faults on interrupt",
+		       test_transfers());
+		r = test_sleep_and_irq(idle, &cpu);
+		result("sleeps when idle, doorbell wakes it, armed event interrupt", r);
+		if (cpu >= 0)
+			printf("# idle CPU of elan-nicd over %.0f s: %.2f%% (/proc/PID/stat), "
+			       "%.4f%% (schedstat), %.1f wake-ups/s\n", idle, cpu,
+			       idle_ns_pct, idle_wakeups);
+		result("a second guest on one socket is refused", test_second_connection());
+		result("guest disconnect: NODE_DOWN, reconnect with a fresh region",
+		       test_disconnect());
+		result("SIGTERM: NIC down in every region, sockets removed", test_shutdown());
+	}
+	if (nicd_pid > 0) {
+		kill(nicd_pid, SIGKILL);
+		waitpid(nicd_pid, NULL, 0);
+	}
+	if (nfail) {
+		snprintf(cmdline, sizeof(cmdline), "sed 's/^/#   nicd: /' %s/nicd.log | tail -30", dir);
+		if (system(cmdline) < 0)
+			perror("system");
+	}
+	for (i = 0; i < NODES; i++)
+		unlink(g[i].ramfile);
+	snprintf(cmdline, sizeof(cmdline), "rm -rf %s", dir);
+	if (system(cmdline) < 0)
+		perror("system");
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail ? 1 : 0;
+}
