@@ -26,11 +26,7 @@
 #else
 #include <stdint.h>
 #include <sys/ioctl.h>
-typedef uint8_t __u8;
-typedef uint16_t __u16;
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-typedef int32_t __s32;
+#include <linux/types.h>	/* __u64 is unsigned long long there: never redefine it */
 #endif
 
 #define ELAN_DEVICE		"/dev/elan0"

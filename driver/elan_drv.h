@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * elan.ko internals: the device, its contexts and the NIC MMU upkeep.
+ *
+ * Locking:
+ *   elan_ctx.mutex  attach (sleeps); never held while a PTE lock is taken
+ *                   by us, and never around copy_to/from_user.
+ *   PTE/PMD lock -> elan_ctx.lock
+ *                   Hooks run under the page table lock and take the
+ *                   context lock; ioproc_load() takes the page table lock
+ *                   and its callback takes the context lock.  So the
+ *                   context lock is never held while calling ioproc_load().
+ *   elan_dev.slot_lock  the slot table; taken alone (never with ctx.lock).
+ */
+#ifndef ELAN_DRV_H
+#define ELAN_DRV_H
+
+#include <linux/types.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/miscdevice.h>
+#include <linux/ioproc.h>
+
+#include "elan_hw.h"
+
+struct pci_dev;
+struct dentry;
+
+struct elan_stats {
+	atomic64_t translations_loaded;
+	atomic64_t preloads;
+	atomic64_t faults;
+	atomic64_t fault_errors;
+	atomic64_t invalidations;
+	atomic64_t shootdown_waits;
+	atomic64_t pages_referenced;	/* nothing ever takes one: stays 0 */
+	/* not in the ABI; shown in debugfs only */
+	atomic64_t shootdown_timeouts;
+	atomic64_t evictions;
+	atomic64_t attaches;
+	atomic64_t detaches;
+	atomic64_t releases;
+	atomic64_t doorbells;
+	atomic64_t irq_event;
+	atomic64_t irq_fault;
+	atomic64_t irq_state;
+};
+
+struct elan_dev {
+	struct kref ref;
+	struct pci_dev *pdev;
+	void __iomem *regs;		/* BAR0: ivshmem registers */
+	void *region;			/* BAR2: the NIC region, memremap WB */
+	phys_addr_t region_phys;
+	size_t region_len;
+	struct elan_hw_header *hdr;
+	u32 node, nodes, max_ctx, ctx_off, ctx_stride;
+
+	struct miscdevice misc;
+	bool misc_registered;
+	wait_queue_head_t waitq;	/* pollers of every context */
+	struct workqueue_struct *fault_wq;
+	struct work_struct fault_work;
+	struct delayed_work watchdog;	/* NIC heartbeat */
+	u64 last_heartbeat;
+	unsigned long heartbeat_seen;	/* jiffies of its last change */
+	int nvec;
+
+	spinlock_t slot_lock;		/* slot[] */
+	struct elan_ctx *slot[ELAN_MAX_CTX];
+
+	atomic_t dead;			/* enum elan_dead_reason, 0: alive */
+	bool removed;
+	u32 last_nic_state, last_epoch;
+	struct elan_stats st;
+	struct dentry *dbg;
+};
+
+/* Why the NIC is considered dead; 0 while it is not. */
+enum elan_dead_reason {
+	ELAN_ALIVE = 0,
+	ELAN_DEAD_SHOOTDOWN,		/* a DMA chunk did not end in time */
+	ELAN_DEAD_HEARTBEAT,		/* the heartbeat stopped */
+	ELAN_DEAD_DOWN,			/* the NIC said it went down */
+};
+
+enum elan_ctx_phase {
+	ELAN_PHASE_NEW = 0,		/* opened, not attached */
+	ELAN_PHASE_ACTIVE,		/* attached: slot, mm, hooks */
+	ELAN_PHASE_DOWN,		/* mm released or detached: slot kept */
+};
+
+/* One open file of /dev/elan0: one context once attached. */
+struct elan_ctx {
+	struct kref ref;		/* the file; a fault being serviced */
+	struct elan_dev *dev;
+	struct file *file;
+	struct mutex mutex;		/* attach / detach */
+	int phase;			/* enum elan_ctx_phase, under mutex */
+	unsigned int idx;		/* slot */
+	struct mm_struct *mm;		/* mmgrab()ed at attach */
+	struct ioproc_ops ops;
+	bool registered;
+
+	/* NIC region pieces of the slot */
+	struct elan_hw_ctx *hw;
+	struct elan_user_ctl *uctl;	/* start of the CMD area */
+	struct elan_user_status *status;/* start of the EVT area */
+	struct elan_hw_tlbe *mmu;
+	phys_addr_t cmd_phys, evt_phys;
+
+	spinlock_t lock;		/* the MMU table; after a PTE lock */
+	bool live;			/* translations may be installed */
+	unsigned int nr_entries;	/* valid MMU entries */
+	unsigned int rr;		/* round-robin victim way */
+	bool sd_pending;		/* evicted: shoot down before next removal */
+};
+
+/* elan_mmu.c */
+extern const struct ioproc_ops elan_ioproc_ops;
+void elan_mmu_clear(struct elan_ctx *c);
+void elan_ctx_quiesce(struct elan_ctx *c, bool mm_gone);
+bool elan_shootdown(struct elan_dev *dev, unsigned int ctx);
+void elan_fault_work(struct work_struct *work);
+void elan_nic_dead(struct elan_dev *dev, int why);
+void elan_ring(struct elan_dev *dev, unsigned int vector);
+void elan_ctx_put(struct elan_ctx *c);
+#define ELAN_SHOOTDOWN_ALL	ELAN_HW_ENGINE_CTX_ANY
+extern unsigned int elan_shootdown_timeout_ms;
+
+static inline void *elan_ctx_base(struct elan_dev *dev, unsigned int i)
+{
+	return dev->region + dev->ctx_off + (size_t)i * dev->ctx_stride;
+}
+
+static inline struct elan_hw_ctx *elan_hw_ctx(struct elan_dev *dev,
+					      unsigned int i)
+{
+	return elan_ctx_base(dev, i) + ELAN_CTX_OFF_CTL;
+}
+
+static inline struct elan_user_status *elan_status(struct elan_dev *dev,
+						   unsigned int i)
+{
+	return elan_ctx_base(dev, i) + ELAN_CTX_OFF_EVT;
+}
+
+static inline struct elan_hw_tlbe *elan_mmu(struct elan_dev *dev,
+					    unsigned int i)
+{
+	return elan_ctx_base(dev, i) + ELAN_CTX_OFF_MMU;
+}
+
+#endif /* ELAN_DRV_H */

@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * elan.ko: driver of the virtual Elan NIC.
+ *
+ * The NIC is an ivshmem-doorbell PCI device (1af4:1110) whose BAR2 holds
+ * the NIC region (nic/elan_hw.h); a plain ivshmem device is recognised by
+ * the missing magic and left alone.  /dev/elan0 gives one NIC context per
+ * open file: ELAN_IOC_ATTACH claims a slot and registers IOPROC hooks on
+ * the caller's mm; mmap() hands user space its command queue and its
+ * (read-only) event and receive rings; poll() sleeps until an event comes.
+ * The NIC MMU upkeep and the fault service are in elan_mmu.c.
+ */
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/interrupt.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/io.h>
+#include <linux/uaccess.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "elan_drv.h"
+
+#define ELAN_NAME	"elan"
+
+static unsigned int elan_heartbeat_timeout_ms = 10000;
+module_param_named(heartbeat_timeout_ms, elan_heartbeat_timeout_ms, uint,
+		   0644);
+MODULE_PARM_DESC(heartbeat_timeout_ms,
+		 "Declare the NIC dead when its heartbeat stops this long (ms, 0: never)");
+
+static DEFINE_MUTEX(elan_global_lock);
+static struct elan_dev *elan_the_dev;	/* one NIC per guest */
+static struct dentry *elan_debugfs_root;
+
+/* ---------------------------------------------------------------- lifetime */
+
+static void elan_dev_free(struct kref *ref)
+{
+	struct elan_dev *dev = container_of(ref, struct elan_dev, ref);
+
+	if (dev->region)
+		memunmap(dev->region);
+	if (dev->regs)
+		pci_iounmap(dev->pdev, dev->regs);
+	pci_dev_put(dev->pdev);
+	kfree(dev);
+}
+
+static void elan_ctx_free(struct kref *ref)
+{
+	struct elan_ctx *c = container_of(ref, struct elan_ctx, ref);
+	struct elan_dev *dev = c->dev;
+
+	if (c->mm)
+		mmdrop(c->mm);
+	kfree(c);
+	kref_put(&dev->ref, elan_dev_free);
+}
+
+void elan_ctx_put(struct elan_ctx *c)
+{
+	kref_put(&c->ref, elan_ctx_free);
+}
+
+/* ---------------------------------------------------------------- slots */
+
+static void elan_slot_bind(struct elan_ctx *c, unsigned int i)
+{
+	struct elan_dev *dev = c->dev;
+	phys_addr_t base = dev->region_phys + dev->ctx_off +
+			   (phys_addr_t)i * dev->ctx_stride;
+
+	c->idx = i;
+	c->hw = elan_hw_ctx(dev, i);
+	c->uctl = elan_ctx_base(dev, i) + ELAN_CTX_OFF_CMD;
+	c->status = elan_status(dev, i);
+	c->mmu = elan_mmu(dev, i);
+	c->cmd_phys = base + ELAN_CTX_OFF_CMD;
+	c->evt_phys = base + ELAN_CTX_OFF_EVT;
+}
+
+/*
+ * Claim a free slot: the lowest one that the NIC also sees FREE, else the
+ * lowest one the driver has free.  Returns the slot or -ENOSPC.
+ */
+static int elan_slot_claim(struct elan_dev *dev, struct elan_ctx *c)
+{
+	int i, pick = -ENOSPC;
+
+	spin_lock(&dev->slot_lock);
+	for (i = 0; i < dev->max_ctx; i++) {
+		if (dev->slot[i])
+			continue;
+		if (READ_ONCE(elan_hw_ctx(dev, i)->nic_state) == ELAN_CTX_FREE) {
+			pick = i;
+			break;
+		}
+		if (pick < 0)
+			pick = i;
+	}
+	if (pick >= 0)
+		dev->slot[pick] = c;
+	spin_unlock(&dev->slot_lock);
+	return pick;
+}
+
+static void elan_slot_release(struct elan_dev *dev, struct elan_ctx *c)
+{
+	spin_lock(&dev->slot_lock);
+	if (dev->slot[c->idx] == c)
+		dev->slot[c->idx] = NULL;
+	spin_unlock(&dev->slot_lock);
+}
+
+/* Fresh queues and rings and an empty MMU for a new owner of the slot. */
+static void elan_slot_reset(struct elan_ctx *c, u64 capability)
+{
+	struct elan_dev *dev = c->dev;
+	struct elan_hw_ctx *hw = c->hw;
+
+	WRITE_ONCE(hw->state, ELAN_CTX_FREE);
+	WRITE_ONCE(hw->armed, 0);
+	memset(c->uctl, 0, ELAN_CMD_AREA_SIZE);
+	memset(c->status, 0, ELAN_EVT_AREA_SIZE);
+	WRITE_ONCE(c->status->node, READ_ONCE(dev->hdr->node));
+	WRITE_ONCE(c->status->ctx, c->idx);
+	WRITE_ONCE(hw->capability, capability);
+	WRITE_ONCE(hw->generation, READ_ONCE(hw->generation) + 1);
+	elan_mmu_clear(c);
+	/* Everything above is visible before the NIC sees the state. */
+	smp_wmb();
+}
+
+/* ---------------------------------------------------------------- fops */
+
+static int elan_open(struct inode *inode, struct file *file)
+{
+	struct miscdevice *misc = file->private_data;
+	struct elan_dev *dev = container_of(misc, struct elan_dev, misc);
+	struct elan_ctx *c;
+
+	if (READ_ONCE(dev->removed))
+		return -ENODEV;
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	kref_init(&c->ref);
+	mutex_init(&c->mutex);
+	spin_lock_init(&c->lock);
+	c->dev = dev;
+	c->file = file;
+	kref_get(&dev->ref);
+	file->private_data = c;
+	return nonseekable_open(inode, file);
+}
+
+/* Stop the context and give its slot back.  c->mutex held. */
+static void elan_detach(struct elan_ctx *c)
+{
+	struct elan_dev *dev = c->dev;
+
+	if (c->phase == ELAN_PHASE_NEW)
+		return;
+	/* No more translations; the NIC sees the context FREE. */
+	elan_ctx_quiesce(c, false);
+	/* -ENOENT if the mm's release hook already unlinked us: fine. */
+	if (c->registered)
+		ioproc_unregister_ops(c->mm, &c->ops);
+	c->registered = false;
+	elan_slot_release(dev, c);
+	WRITE_ONCE(c->phase, ELAN_PHASE_DOWN);
+	atomic64_inc(&dev->st.detaches);
+}
+
+static int elan_release(struct inode *inode, struct file *file)
+{
+	struct elan_ctx *c = file->private_data;
+
+	mutex_lock(&c->mutex);
+	elan_detach(c);
+	mutex_unlock(&c->mutex);
+	elan_ctx_put(c);
+	return 0;
+}
+
+static long elan_attach(struct elan_ctx *c, struct elan_attach __user *uarg)
+{
+	struct elan_dev *dev = c->dev;
+	struct elan_attach a;
+	int idx, ret;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (a.abi_version != ELAN_ABI_VERSION)
+		return -EPROTO;
+	if (!current->mm)
+		return -EINVAL;
+
+	mutex_lock(&c->mutex);
+	ret = -EBUSY;
+	if (c->phase != ELAN_PHASE_NEW)
+		goto out;
+	ret = -ENODEV;
+	if (READ_ONCE(dev->removed))
+		goto out;
+	ret = -EIO;
+	if (atomic_read(&dev->dead))
+		goto out;
+	ret = -ENETDOWN;
+	if (READ_ONCE(dev->hdr->nic_state) != ELAN_NIC_UP)
+		goto out;
+	idx = elan_slot_claim(dev, c);
+	ret = idx;
+	if (idx < 0)
+		goto out;
+
+	elan_slot_bind(c, idx);
+	elan_slot_reset(c, a.capability);
+	c->mm = current->mm;
+	mmgrab(c->mm);
+	c->ops = elan_ioproc_ops;
+	c->ops.arg = c;
+	spin_lock(&c->lock);
+	c->live = true;
+	spin_unlock(&c->lock);
+	ret = ioproc_register_ops(c->mm, &c->ops);
+	if (ret) {
+		c->live = false;
+		elan_slot_release(dev, c);
+		mmdrop(c->mm);
+		c->mm = NULL;
+		goto out;
+	}
+	c->registered = true;
+	WRITE_ONCE(c->status->state, ELAN_CTX_ACTIVE);
+	/* The reset slot and capability are visible before ACTIVE. */
+	smp_store_release(&c->hw->state, ELAN_CTX_ACTIVE);
+	elan_ring(dev, ELAN_DB_CTX);
+	/* Pairs with the lockless readers of phase (mmap, poll, ioctl). */
+	smp_store_release(&c->phase, ELAN_PHASE_ACTIVE);
+	atomic64_inc(&dev->st.attaches);
+
+	a.addr = ELAN_ADDR(READ_ONCE(dev->hdr->node), idx);
+	a.nodes = READ_ONCE(dev->hdr->nodes);
+	a.pad = 0;
+	ret = 0;
+out:
+	mutex_unlock(&c->mutex);
+	/* Not under c->mutex: the copy may fault and take mmap_lock. */
+	if (!ret && copy_to_user(uarg, &a, sizeof(a)))
+		ret = -EFAULT;
+	return ret;
+}
+
+static void elan_get_counters(struct elan_dev *dev, struct elan_counters *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->translations_loaded = atomic64_read(&dev->st.translations_loaded);
+	k->preloads = atomic64_read(&dev->st.preloads);
+	k->faults = atomic64_read(&dev->st.faults);
+	k->fault_errors = atomic64_read(&dev->st.fault_errors);
+	k->invalidations = atomic64_read(&dev->st.invalidations);
+	k->shootdown_waits = atomic64_read(&dev->st.shootdown_waits);
+	k->pages_referenced = atomic64_read(&dev->st.pages_referenced);
+}
+
+static long elan_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct elan_ctx *c = file->private_data;
+	struct elan_dev *dev = c->dev;
+	struct elan_counters k;
+
+	switch (cmd) {
+	case ELAN_IOC_ATTACH:
+		return elan_attach(c, (struct elan_attach __user *)arg);
+	case ELAN_IOC_DOORBELL:
+		/* pairs with the release in elan_attach() */
+		if (smp_load_acquire(&c->phase) != ELAN_PHASE_ACTIVE)
+			return -ENOTCONN;
+		if (READ_ONCE(dev->removed))
+			return -ENODEV;
+		atomic64_inc(&dev->st.doorbells);
+		elan_ring(dev, ELAN_DB_WORK);
+		return 0;
+	case ELAN_IOC_COUNTERS:
+		elan_get_counters(dev, &k);
+		if (copy_to_user((void __user *)arg, &k, sizeof(k)))
+			return -EFAULT;
+		return 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+/*
+ * Map the CMD area read-write or the EVT area read-only, exactly their
+ * size.  Not inherited by children of fork (VM_DONTCOPY; VM_IO also makes
+ * MADV_DOFORK fail) and never grown by mremap.
+ */
+static int elan_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct elan_ctx *c = file->private_data;
+	unsigned long size = vma->vm_end - vma->vm_start;
+	phys_addr_t phys;
+
+	/* pairs with the release in elan_attach() */
+	if (smp_load_acquire(&c->phase) != ELAN_PHASE_ACTIVE ||
+	    READ_ONCE(c->dev->removed))
+		return -ENOTCONN;
+	if (vma->vm_mm != c->mm)
+		return -EPERM;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_pgoff == ELAN_MMAP_CMD >> PAGE_SHIFT) {
+		if (size != ELAN_CMD_AREA_SIZE)
+			return -EINVAL;
+		phys = c->cmd_phys;
+	} else if (vma->vm_pgoff == ELAN_MMAP_EVT >> PAGE_SHIFT) {
+		if (size != ELAN_EVT_AREA_SIZE)
+			return -EINVAL;
+		if (vma->vm_flags & VM_WRITE)
+			return -EPERM;
+		vma->vm_flags &= ~VM_MAYWRITE;
+		phys = c->evt_phys;
+	} else {
+		return -EINVAL;
+	}
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP | VM_IO;
+	return io_remap_pfn_range(vma, vma->vm_start, PHYS_PFN(phys), size,
+				  vma->vm_page_prot);
+}
+
+/*
+ * Readable when the event ring slot at the user's ev_head, or the receive
+ * slot at its recv_head, holds a valid entry.  The positions come from the
+ * user-writable ctl page and only pick a slot (masked), so any value is
+ * harmless.
+ */
+static __poll_t elan_poll(struct file *file, poll_table *pt)
+{
+	struct elan_ctx *c = file->private_data;
+	struct elan_dev *dev = c->dev;
+	const struct elan_event *ev;
+	const struct elan_recv_hdr *rh;
+	__poll_t mask = 0;
+	u32 head;
+
+	/* pairs with the release in elan_attach() */
+	if (smp_load_acquire(&c->phase) != ELAN_PHASE_ACTIVE)
+		return EPOLLERR | EPOLLHUP;
+	poll_wait(file, &dev->waitq, pt);
+	if (READ_ONCE(dev->removed))
+		return EPOLLERR | EPOLLHUP;
+
+	WRITE_ONCE(c->hw->armed, 1);
+	/* Armed before looking: an event posted after this interrupts. */
+	smp_mb();
+
+	head = READ_ONCE(c->uctl->ev_head);
+	ev = (const void *)c->status + ELAN_EVT_OFF_EVQ +
+	     (head & (ELAN_EVQ_ENTRIES - 1)) * sizeof(*ev);
+	if (READ_ONCE(ev->seq) == head + 1)
+		mask |= EPOLLIN | EPOLLRDNORM;
+
+	head = READ_ONCE(c->uctl->recv_head);
+	rh = (const void *)c->status + ELAN_EVT_OFF_RECVQ +
+	     (head & (ELAN_RECVQ_ENTRIES - 1)) * ELAN_RECV_SLOT;
+	if (READ_ONCE(rh->seq) == head + 1)
+		mask |= EPOLLIN | EPOLLRDNORM;
+
+	if (READ_ONCE(c->status->state) == ELAN_CTX_FAILED ||
+	    READ_ONCE(c->hw->nic_state) == ELAN_CTX_FAILED ||
+	    atomic_read(&dev->dead))
+		mask |= EPOLLERR;
+	if (!READ_ONCE(c->live))
+		mask |= EPOLLHUP;
+	return mask;
+}
+
+static const struct file_operations elan_fops = {
+	.owner		= THIS_MODULE,
+	.open		= elan_open,
+	.release	= elan_release,
+	.unlocked_ioctl	= elan_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= elan_mmap,
+	.poll		= elan_poll,
+	.llseek		= no_llseek,
+};
+
+/* ---------------------------------------------------------------- IRQs */
+
+static irqreturn_t elan_irq_event(int irq, void *data)
+{
+	struct elan_dev *dev = data;
+	unsigned int i;
+
+	atomic64_inc(&dev->st.irq_event);
+	/* One-shot: pollers re-arm when they look again after the wake-up. */
+	for (i = 0; i < dev->max_ctx; i++)
+		if (READ_ONCE(elan_hw_ctx(dev, i)->armed))
+			WRITE_ONCE(elan_hw_ctx(dev, i)->armed, 0);
+	wake_up_all(&dev->waitq);
+	return IRQ_HANDLED;
+}
+
+static irqreturn_t elan_irq_fault(int irq, void *data)
+{
+	struct elan_dev *dev = data;
+
+	atomic64_inc(&dev->st.irq_fault);
+	queue_work(dev->fault_wq, &dev->fault_work);
+	return IRQ_HANDLED;
+}
+
+static irqreturn_t elan_irq_state(int irq, void *data)
+{
+	struct elan_dev *dev = data;
+	u32 state = READ_ONCE(dev->hdr->nic_state);
+	u32 epoch = READ_ONCE(dev->hdr->nic_epoch);
+
+	atomic64_inc(&dev->st.irq_state);
+	if (state != dev->last_nic_state || epoch != dev->last_epoch)
+		dev_info(&dev->pdev->dev, "NIC %s (epoch %u, node %u of %u)\n",
+			 state == ELAN_NIC_UP ? "up" : "down", epoch,
+			 READ_ONCE(dev->hdr->node), READ_ONCE(dev->hdr->nodes));
+	if (state != ELAN_NIC_UP) {
+		elan_nic_dead(dev, ELAN_DEAD_DOWN);
+	} else if (atomic_read(&dev->dead) && epoch != dev->last_epoch) {
+		dev_info(&dev->pdev->dev, "NIC restarted: new attaches allowed\n");
+		atomic_set(&dev->dead, ELAN_ALIVE);
+	}
+	dev->last_nic_state = state;
+	dev->last_epoch = epoch;
+	wake_up_all(&dev->waitq);
+	queue_work(dev->fault_wq, &dev->fault_work);
+	return IRQ_HANDLED;
+}
+
+static const struct {
+	unsigned int vector;
+	irq_handler_t handler;
+} elan_irqs[] = {
+	{ ELAN_IRQ_EVENT, elan_irq_event },
+	{ ELAN_IRQ_FAULT, elan_irq_fault },
+	{ ELAN_IRQ_STATE, elan_irq_state },
+};
+
+/*
+ * The NIC's heartbeat (every 250 ms from elan-nicd): a NIC that stopped
+ * ticking while up is declared dead, so that user space waiting for its
+ * completions sees its contexts fail instead of waiting for ever.  A
+ * heartbeat that comes back revives it for new attaches.
+ */
+static void elan_watchdog(struct work_struct *work)
+{
+	struct elan_dev *dev = container_of(to_delayed_work(work),
+					    struct elan_dev, watchdog);
+	unsigned int tmo = READ_ONCE(elan_heartbeat_timeout_ms);
+	u64 hb = READ_ONCE(dev->hdr->heartbeat);
+
+	if (READ_ONCE(dev->removed))
+		return;
+	if (hb != dev->last_heartbeat ||
+	    READ_ONCE(dev->hdr->nic_state) != ELAN_NIC_UP) {
+		if (hb != dev->last_heartbeat &&
+		    atomic_cmpxchg(&dev->dead, ELAN_DEAD_HEARTBEAT,
+				   ELAN_ALIVE) == ELAN_DEAD_HEARTBEAT)
+			dev_info(&dev->pdev->dev,
+				 "NIC heartbeat is back: new attaches allowed\n");
+		dev->last_heartbeat = hb;
+		dev->heartbeat_seen = jiffies;
+	} else if (tmo && time_after(jiffies, dev->heartbeat_seen +
+				     msecs_to_jiffies(tmo))) {
+		elan_nic_dead(dev, ELAN_DEAD_HEARTBEAT);
+	}
+	schedule_delayed_work(&dev->watchdog, HZ);
+}
+
+/* ---------------------------------------------------------------- debugfs */
+
+#define ELAN_STAT(f) { #f, offsetof(struct elan_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} elan_stat_names[] = {
+	ELAN_STAT(translations_loaded),
+	ELAN_STAT(preloads),
+	ELAN_STAT(faults),
+	ELAN_STAT(fault_errors),
+	ELAN_STAT(invalidations),
+	ELAN_STAT(shootdown_waits),
+	ELAN_STAT(pages_referenced),
+	ELAN_STAT(shootdown_timeouts),
+	ELAN_STAT(evictions),
+	ELAN_STAT(attaches),
+	ELAN_STAT(detaches),
+	ELAN_STAT(releases),
+	ELAN_STAT(doorbells),
+	ELAN_STAT(irq_event),
+	ELAN_STAT(irq_fault),
+	ELAN_STAT(irq_state),
+};
+
+static int elan_counters_show(struct seq_file *m, void *unused)
+{
+	struct elan_dev *dev = m->private;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(elan_stat_names); i++)
+		seq_printf(m, "%s %lld\n", elan_stat_names[i].name,
+			   (long long)atomic64_read((void *)&dev->st +
+						    elan_stat_names[i].off));
+	seq_printf(m, "nic_dead %d\n", atomic_read(&dev->dead));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(elan_counters);
+
+/* ---------------------------------------------------------------- PCI */
+
+/* Does the header describe a region this driver can use? */
+static int elan_check_header(struct elan_dev *dev)
+{
+	struct elan_hw_header *h = dev->hdr;
+	u64 need;
+
+	dev->region_len = min_t(size_t, dev->region_len,
+				READ_ONCE(h->region_size));
+	dev->max_ctx = READ_ONCE(h->max_ctx);
+	dev->ctx_off = READ_ONCE(h->ctx_off);
+	dev->ctx_stride = READ_ONCE(h->ctx_stride);
+	dev->node = READ_ONCE(h->node);
+	dev->nodes = READ_ONCE(h->nodes);
+	need = dev->ctx_off + (u64)dev->max_ctx * dev->ctx_stride;
+	if (!dev->max_ctx || dev->max_ctx > ELAN_MAX_CTX ||
+	    dev->ctx_off < sizeof(*h) || !PAGE_ALIGNED(dev->ctx_off) ||
+	    !PAGE_ALIGNED(dev->ctx_stride) ||
+	    dev->ctx_stride < ELAN_CTX_OFF_MMU + ELAN_CTX_MMU_SIZE ||
+	    need > dev->region_len || dev->nodes > ELAN_MAX_NODES) {
+		dev_err(&dev->pdev->dev,
+			"bad NIC region: size %zu, %u contexts at %#x stride %#x, %u nodes\n",
+			dev->region_len, dev->max_ctx, dev->ctx_off,
+			dev->ctx_stride, dev->nodes);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Forget whatever a previous driver instance left: FREE, empty MMUs. */
+static void elan_reset_slots(struct elan_dev *dev)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < dev->max_ctx; i++) {
+		struct elan_hw_tlbe *mmu = elan_mmu(dev, i);
+
+		WRITE_ONCE(elan_hw_ctx(dev, i)->state, ELAN_CTX_FREE);
+		WRITE_ONCE(elan_hw_ctx(dev, i)->armed, 0);
+		for (j = 0; j < ELAN_MMU_SETS * ELAN_MMU_WAYS; j++)
+			WRITE_ONCE(mmu[j].tag, 0);
+	}
+	/* emptied tables before the shootdown reads the engines */
+	smp_mb();
+	elan_shootdown(dev, ELAN_SHOOTDOWN_ALL);
+}
+
+/* Stop every attached context (remove, shutdown). */
+static void elan_quiesce_all(struct elan_dev *dev)
+{
+	struct elan_ctx *c;
+	unsigned int i;
+
+	for (i = 0; i < dev->max_ctx; i++) {
+		spin_lock(&dev->slot_lock);
+		c = dev->slot[i];
+		if (c)
+			kref_get(&c->ref);
+		spin_unlock(&dev->slot_lock);
+		if (!c)
+			continue;
+		elan_ctx_quiesce(c, false);
+		elan_ctx_put(c);
+	}
+}
+
+static void elan_free_irqs(struct elan_dev *dev, unsigned int n)
+{
+	while (n--)
+		free_irq(pci_irq_vector(dev->pdev, elan_irqs[n].vector), dev);
+	if (dev->nvec > 0)
+		pci_free_irq_vectors(dev->pdev);
+	dev->nvec = 0;
+}
+
+static int elan_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct elan_dev *dev;
+	unsigned int nirq = 0;
+	void *region;
+	int ret;
+
+	if (pci_resource_len(pdev, 2) < sizeof(struct elan_hw_header) ||
+	    !(pci_resource_flags(pdev, 2) & IORESOURCE_MEM))
+		return -ENODEV;
+	ret = pci_enable_device(pdev);
+	if (ret)
+		return ret;
+
+	/* A plain ivshmem device has no magic: leave it alone, quietly. */
+	region = memremap(pci_resource_start(pdev, 2),
+			  pci_resource_len(pdev, 2), MEMREMAP_WB);
+	if (!region) {
+		ret = -ENODEV;
+		goto err_disable;
+	}
+	if (READ_ONCE(((struct elan_hw_header *)region)->magic) !=
+	    ELAN_HW_MAGIC) {
+		ret = -ENODEV;
+		goto err_unmap;
+	}
+	if (READ_ONCE(((struct elan_hw_header *)region)->version) !=
+	    ELAN_HW_VERSION) {
+		dev_warn(&pdev->dev, "Elan NIC region version %u, want %u\n",
+			 ((struct elan_hw_header *)region)->version,
+			 ELAN_HW_VERSION);
+		ret = -ENODEV;
+		goto err_unmap;
+	}
+
+	mutex_lock(&elan_global_lock);
+	if (elan_the_dev) {
+		mutex_unlock(&elan_global_lock);
+		dev_warn(&pdev->dev, "a second Elan NIC is not supported\n");
+		ret = -EBUSY;
+		goto err_unmap;
+	}
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev) {
+		ret = -ENOMEM;
+		goto err_unlock;
+	}
+	kref_init(&dev->ref);
+	dev->pdev = pci_dev_get(pdev);
+	dev->region = region;
+	dev->region_phys = pci_resource_start(pdev, 2);
+	dev->region_len = pci_resource_len(pdev, 2);
+	dev->hdr = region;
+	spin_lock_init(&dev->slot_lock);
+	init_waitqueue_head(&dev->waitq);
+	INIT_WORK(&dev->fault_work, elan_fault_work);
+	INIT_DELAYED_WORK(&dev->watchdog, elan_watchdog);
+	pci_set_drvdata(pdev, dev);
+
+	ret = elan_check_header(dev);
+	if (ret)
+		goto err_put;
+	ret = pci_request_regions(pdev, ELAN_NAME);
+	if (ret)
+		goto err_put;
+	dev->regs = pci_iomap(pdev, 0, 0);
+	if (!dev->regs) {
+		ret = -ENOMEM;
+		goto err_regions;
+	}
+	dev->fault_wq = alloc_ordered_workqueue("elan-fault", 0);
+	if (!dev->fault_wq) {
+		ret = -ENOMEM;
+		goto err_regions;
+	}
+	elan_reset_slots(dev);
+
+	/* MSI-X messages are memory writes of the device: bus master. */
+	pci_set_master(pdev);
+	ret = pci_alloc_irq_vectors(pdev, ELAN_NR_IRQS, ELAN_NR_IRQS,
+				    PCI_IRQ_MSIX);
+	if (ret < 0) {
+		dev_err(&pdev->dev, "needs %d MSI-X vectors (vectors=%d): %d\n",
+			ELAN_NR_IRQS, ELAN_NR_IRQS, ret);
+		goto err_wq;
+	}
+	dev->nvec = ret;
+	for (nirq = 0; nirq < ARRAY_SIZE(elan_irqs); nirq++) {
+		ret = request_irq(pci_irq_vector(pdev, elan_irqs[nirq].vector),
+				  elan_irqs[nirq].handler, 0, ELAN_NAME, dev);
+		if (ret)
+			goto err_irqs;
+	}
+
+	dev->last_nic_state = READ_ONCE(dev->hdr->nic_state);
+	dev->last_epoch = READ_ONCE(dev->hdr->nic_epoch);
+	dev->misc.minor = MISC_DYNAMIC_MINOR;
+	dev->misc.name = "elan0";
+	dev->misc.fops = &elan_fops;
+	dev->misc.mode = 0666;
+	dev->misc.parent = &pdev->dev;
+	ret = misc_register(&dev->misc);
+	if (ret)
+		goto err_irqs;
+	dev->misc_registered = true;
+	if (elan_debugfs_root)
+		dev->dbg = debugfs_create_file("counters", 0444,
+					       elan_debugfs_root, dev,
+					       &elan_counters_fops);
+	elan_the_dev = dev;
+	mutex_unlock(&elan_global_lock);
+
+	elan_ring(dev, ELAN_DB_CTX);
+	queue_work(dev->fault_wq, &dev->fault_work);
+	dev->last_heartbeat = READ_ONCE(dev->hdr->heartbeat);
+	dev->heartbeat_seen = jiffies;
+	schedule_delayed_work(&dev->watchdog, HZ);
+	dev_info(&pdev->dev,
+		 "Elan NIC node %u of %u, %u contexts, NIC %s: /dev/elan0\n",
+		 dev->node, dev->nodes, dev->max_ctx,
+		 dev->last_nic_state == ELAN_NIC_UP ? "up" : "down");
+	return 0;
+
+err_irqs:
+	elan_free_irqs(dev, nirq);
+err_wq:
+	pci_clear_master(pdev);
+	destroy_workqueue(dev->fault_wq);
+err_regions:
+	pci_release_regions(pdev);
+err_put:
+	pci_set_drvdata(pdev, NULL);
+	mutex_unlock(&elan_global_lock);
+	kref_put(&dev->ref, elan_dev_free);	/* unmaps the region */
+	pci_disable_device(pdev);
+	return ret;
+err_unlock:
+	mutex_unlock(&elan_global_lock);
+err_unmap:
+	memunmap(region);
+err_disable:
+	pci_disable_device(pdev);
+	return ret;
+}
+
+static void elan_remove(struct pci_dev *pdev)
+{
+	struct elan_dev *dev = pci_get_drvdata(pdev);
+
+	mutex_lock(&elan_global_lock);
+	if (dev->misc_registered)
+		misc_deregister(&dev->misc);
+	debugfs_remove(dev->dbg);
+	/* Open files keep dev; everything they do now fails or is a no-op. */
+	elan_quiesce_all(dev);
+	WRITE_ONCE(dev->removed, true);
+	cancel_delayed_work_sync(&dev->watchdog);
+	wake_up_all(&dev->waitq);
+	elan_free_irqs(dev, ARRAY_SIZE(elan_irqs));
+	pci_clear_master(pdev);
+	destroy_workqueue(dev->fault_wq);
+	pci_release_regions(pdev);
+	pci_disable_device(pdev);
+	pci_set_drvdata(pdev, NULL);
+	elan_the_dev = NULL;
+	mutex_unlock(&elan_global_lock);
+	kref_put(&dev->ref, elan_dev_free);
+}
+
+/* Power-off or reboot: tell the NIC every context is gone. */
+static void elan_shutdown(struct pci_dev *pdev)
+{
+	struct elan_dev *dev = pci_get_drvdata(pdev);
+
+	if (dev)
+		elan_quiesce_all(dev);
+}
+
+static const struct pci_device_id elan_ids[] = {
+	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110) },	/* ivshmem */
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, elan_ids);
+
+static struct pci_driver elan_pci_driver = {
+	.name		= ELAN_NAME,
+	.id_table	= elan_ids,
+	.probe		= elan_probe,
+	.remove		= elan_remove,
+	.shutdown	= elan_shutdown,
+};
+
+static int __init elan_init(void)
+{
+	int ret;
+
+	elan_debugfs_root = debugfs_create_dir(ELAN_NAME, NULL);
+	if (IS_ERR(elan_debugfs_root))
+		elan_debugfs_root = NULL;
+	ret = pci_register_driver(&elan_pci_driver);
+	if (ret)
+		debugfs_remove_recursive(elan_debugfs_root);
+	return ret;
+}
+
+static void __exit elan_exit(void)
+{
+	pci_unregister_driver(&elan_pci_driver);
+	debugfs_remove_recursive(elan_debugfs_root);
+}
+
+module_init(elan_init);
+module_exit(elan_exit);
+MODULE_DESCRIPTION("Virtual Elan RDMA NIC: NIC MMU kept by IOPROC hooks, no pinning");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Elan NIC MMU upkeep: the IOPROC hooks, the shootdown handshake with the
+ * NIC and the translation fault service.
+ *
+ * Each context's NIC MMU is a set-associative table in the NIC region that
+ * only this driver writes.  Translations enter it from the fault service
+ * (ioproc_load(), whose callback runs under the PTE lock) and, for pages
+ * that already have an entry, from the update hooks; they leave it from
+ * the invalidate and change_protection hooks, which run under the same
+ * PTE lock, so an entry never outlives the PTE it was loaded from.  After
+ * any removal or downgrade the hook waits for every DMA chunk that may
+ * still use the old translation (the shootdown).  No page reference is
+ * ever taken.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/ktime.h>
+#include <linux/io.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+
+#include "elan_drv.h"
+
+unsigned int elan_shootdown_timeout_ms = 2000;
+module_param_named(shootdown_timeout_ms, elan_shootdown_timeout_ms, uint,
+		   0644);
+MODULE_PARM_DESC(shootdown_timeout_ms,
+		 "How long a shootdown waits for a DMA chunk before the NIC is declared dead (ms)");
+
+static unsigned int elan_fault_around = 16;
+module_param_named(fault_around, elan_fault_around, uint, 0644);
+MODULE_PARM_DESC(fault_around,
+		 "Pages loaded per fault: the faulting one and the present ones after it (1..64)");
+
+#define ELAN_MMU_ENTRIES	(ELAN_MMU_SETS * ELAN_MMU_WAYS)
+#define ELAN_TAG_VA(tag)	((tag) & ~(u64)(ELAN_PAGE - 1))
+#define ELAN_FAULT_TRIES	32
+#define ELAN_FAULT_BATCH	16
+
+/* ivshmem BAR0 register: write peer << 16 | vector to interrupt a peer */
+#define IVSHMEM_DOORBELL	12
+
+void elan_ring(struct elan_dev *dev, unsigned int vector)
+{
+	if (READ_ONCE(dev->removed))
+		return;
+	iowrite32((u32)ELAN_NIC_PEER_ID << 16 | vector,
+		  dev->regs + IVSHMEM_DOORBELL);
+}
+
+/*
+ * The NIC missed a shootdown (it may still be using a translation that is
+ * gone), stopped its heartbeat or went down.  Nothing can be waited for
+ * any more; stop every context so that no new DMA starts and user space
+ * sees the failure, and refuse further fault service and attaches.  May
+ * be called in atomic context.
+ */
+void elan_nic_dead(struct elan_dev *dev, int why)
+{
+	static const char *const text[] = {
+		[ELAN_DEAD_SHOOTDOWN] = "a DMA engine did not finish its chunk in time",
+		[ELAN_DEAD_HEARTBEAT] = "its heartbeat stopped",
+		[ELAN_DEAD_DOWN] = "it went down",
+	};
+	unsigned int i;
+
+	if (atomic_cmpxchg(&dev->dead, ELAN_ALIVE, why) != ELAN_ALIVE)
+		return;
+	dev_err(&dev->pdev->dev, "NIC declared dead: %s; contexts failed\n",
+		text[why]);
+	for (i = 0; i < dev->max_ctx; i++) {
+		struct elan_hw_ctx *hw = elan_hw_ctx(dev, i);
+		struct elan_user_status *st = elan_status(dev, i);
+
+		if (READ_ONCE(hw->state) != ELAN_CTX_ACTIVE)
+			continue;
+		WRITE_ONCE(hw->state, ELAN_CTX_FAILED);
+		WRITE_ONCE(st->error, ELAN_E_NODE_DOWN);
+		/* error before state, for user space */
+		smp_wmb();
+		WRITE_ONCE(st->state, ELAN_CTX_FAILED);
+	}
+	wake_up_all(&dev->waitq);
+}
+
+/*
+ * Wait until no DMA chunk that started before this call and may use a
+ * translation of context @ctx (ELAN_SHOOTDOWN_ALL: of any context) is
+ * still running: for each engine whose seq is odd, spin until it changes.
+ * An engine whose ctx names another context is skipped: the NIC stores
+ * ctx before making seq odd (and ELAN_HW_ENGINE_CTX_ANY, fenced, before a
+ * second context's translations are read), so ctx read after an odd seq
+ * covers the chunk.  Bounded: a chunk moves at most a page, so a NIC that
+ * takes longer than shootdown_timeout_ms is declared dead.  Does not
+ * sleep.
+ *
+ * Return: true when the NIC is known to be past the old translations.
+ */
+bool elan_shootdown(struct elan_dev *dev, unsigned int ctx)
+{
+	struct elan_hw_engine *eng = dev->hdr->engine;
+	u64 seen[ELAN_MAX_ENGINES];
+	unsigned long busy = 0;
+	unsigned int e, spins = 0;
+	ktime_t deadline;
+
+	if (atomic_read(&dev->dead) || READ_ONCE(dev->removed))
+		return false;
+	/* The removed tags must be visible before the engines are read. */
+	smp_mb();
+	for (e = 0; e < ELAN_MAX_ENGINES; e++) {
+		u32 ectx;
+
+		seen[e] = READ_ONCE(eng[e].seq);
+		if (!(seen[e] & 1))
+			continue;
+		/* ctx after seq: pairs with the NIC's fence after seq */
+		smp_rmb();
+		ectx = READ_ONCE(eng[e].ctx);
+		if (ctx == ELAN_SHOOTDOWN_ALL || ectx == ctx ||
+		    ectx == ELAN_HW_ENGINE_CTX_ANY)
+			__set_bit(e, &busy);
+	}
+	if (!busy)
+		return true;
+
+	atomic64_inc(&dev->st.shootdown_waits);
+	deadline = ktime_add_ms(ktime_get(),
+				READ_ONCE(elan_shootdown_timeout_ms));
+	for (;;) {
+		for (e = 0; e < ELAN_MAX_ENGINES; e++)
+			if (test_bit(e, &busy) && READ_ONCE(eng[e].seq) != seen[e])
+				__clear_bit(e, &busy);
+		if (!busy)
+			break;
+		if (!(++spins & 63) && ktime_after(ktime_get(), deadline)) {
+			atomic64_inc(&dev->st.shootdown_timeouts);
+			elan_nic_dead(dev, ELAN_DEAD_SHOOTDOWN);
+			return false;
+		}
+		cpu_relax();
+	}
+	/* Nothing after this may be ordered before the engines moved on. */
+	smp_mb();
+	return true;
+}
+
+/* ---------------------------------------------------------------- table */
+
+static inline u64 elan_tag(unsigned long va, bool writable)
+{
+	return (u64)(va & PAGE_MASK) | ELAN_MMU_VALID |
+	       (writable ? ELAN_MMU_WRITE : 0);
+}
+
+static inline struct elan_hw_tlbe *elan_set(struct elan_ctx *c,
+					    unsigned long va)
+{
+	return c->mmu + elan_mmu_set(va) * ELAN_MMU_WAYS;
+}
+
+static inline bool elan_tag_is(u64 tag, unsigned long va)
+{
+	return (tag & ELAN_MMU_VALID) && ELAN_TAG_VA(tag) == (va & PAGE_MASK);
+}
+
+/* Drop or write-protect one entry; the caller holds c->lock. */
+static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
+			   bool wr_only)
+{
+	u64 tag = READ_ONCE(e->tag);
+
+	if (!(tag & ELAN_MMU_VALID))
+		return false;
+	if (wr_only) {
+		if (!(tag & ELAN_MMU_WRITE))
+			return false;
+		WRITE_ONCE(e->tag, tag & ~ELAN_MMU_WRITE);
+		return true;
+	}
+	WRITE_ONCE(e->tag, 0);
+	c->nr_entries--;
+	return true;
+}
+
+/*
+ * Remove (or write-protect) every entry for [start, end).  Small ranges
+ * are looked up page by page, larger ones by a scan of the whole table.
+ * Returns true if anything changed.  The caller holds c->lock.
+ */
+static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
+			   unsigned long end, bool wr_only)
+{
+	struct elan_hw_tlbe *e;
+	unsigned long va;
+	bool changed = false;
+	unsigned int i;
+
+	if (!c->nr_entries)
+		return false;
+	start &= PAGE_MASK;
+	if (end > start && (end - start) / PAGE_SIZE <= ELAN_MMU_SETS) {
+		for (va = start; va < end; va += PAGE_SIZE) {
+			e = elan_set(c, va);
+			for (i = 0; i < ELAN_MMU_WAYS; i++)
+				if (elan_tag_is(READ_ONCE(e[i].tag), va))
+					changed |= elan_zap_entry(c, &e[i],
+								  wr_only);
+		}
+		return changed;
+	}
+	for (i = 0; i < ELAN_MMU_ENTRIES && c->nr_entries; i++) {
+		u64 tag = READ_ONCE(c->mmu[i].tag);
+
+		va = ELAN_TAG_VA(tag);
+		if ((tag & ELAN_MMU_VALID) && va >= start && va < end)
+			changed |= elan_zap_entry(c, &c->mmu[i], wr_only);
+	}
+	return changed;
+}
+
+/* Empty the table (at attach, detach, release).  c->lock held. */
+static bool elan_mmu_clear_locked(struct elan_ctx *c)
+{
+	bool had = c->nr_entries != 0;
+	unsigned int i;
+
+	for (i = 0; i < ELAN_MMU_ENTRIES; i++)
+		WRITE_ONCE(c->mmu[i].tag, 0);
+	c->nr_entries = 0;
+	return had;
+}
+
+void elan_mmu_clear(struct elan_ctx *c)
+{
+	spin_lock(&c->lock);
+	elan_mmu_clear_locked(c);
+	c->sd_pending = false;
+	spin_unlock(&c->lock);
+}
+
+/* Write a translation into entry @e: pfn first, tag last (release). */
+static void elan_set_entry(struct elan_hw_tlbe *e, u64 tag, unsigned long pfn)
+{
+	if (READ_ONCE(e->tag)) {
+		WRITE_ONCE(e->tag, 0);
+		/* No reader may pair the old tag with the new pfn. */
+		smp_wmb();
+	}
+	WRITE_ONCE(e->pfn, pfn);
+	/* The NIC reads tag, pfn, tag: pfn is there before the tag. */
+	smp_store_release(&e->tag, tag);
+}
+
+/*
+ * Install the translation @va -> @pfn.  c->lock held.  An entry for @va
+ * is updated in place; otherwise an empty way is used, or a victim is
+ * evicted round-robin (always safe: a miss only faults again; the victim
+ * may still be in use by a running chunk, which c->sd_pending makes the
+ * next removal wait for).  Returns true if a translation was replaced by
+ * one to another page, which needs a shootdown.
+ */
+static bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
+			     unsigned long pfn, bool writable)
+{
+	struct elan_hw_tlbe *e = elan_set(c, va), *slot = NULL;
+	u64 tag = elan_tag(va, writable);
+	unsigned int i;
+
+	for (i = 0; i < ELAN_MMU_WAYS; i++) {
+		u64 old = READ_ONCE(e[i].tag);
+
+		if (elan_tag_is(old, va)) {
+			if (READ_ONCE(e[i].pfn) == pfn) {
+				/* Only ever upgrade here: the PTE allows it. */
+				if ((old | tag) == old)
+					return false;
+				/* Release: pairs with the NIC's tag reads. */
+				smp_store_release(&e[i].tag, old | tag);
+				return false;
+			}
+			/* Stale: a hook must have been missed.  Replace. */
+			elan_set_entry(&e[i], tag, pfn);
+			return true;
+		}
+		if (!slot && !(old & ELAN_MMU_VALID))
+			slot = &e[i];
+	}
+	if (slot) {
+		c->nr_entries++;
+	} else {
+		slot = &e[c->rr++ % ELAN_MMU_WAYS];
+		c->sd_pending = true;
+		atomic64_inc(&c->dev->st.evictions);
+	}
+	elan_set_entry(slot, tag, pfn);
+	return false;
+}
+
+/* ---------------------------------------------------------------- hooks */
+
+/* Remove or write-protect [start, end) and shoot down.  Atomic context. */
+static void elan_zap(struct elan_ctx *c, unsigned long start,
+		     unsigned long end, bool wr_only)
+{
+	bool changed;
+
+	spin_lock(&c->lock);
+	if (!c->nr_entries && !c->sd_pending) {
+		spin_unlock(&c->lock);
+		return;
+	}
+	changed = elan_zap_range(c, start, end, wr_only);
+	if (changed)
+		atomic64_inc(&c->dev->st.invalidations);
+	if (changed || c->sd_pending) {
+		c->sd_pending = false;
+		elan_shootdown(c->dev, c->idx);
+	}
+	spin_unlock(&c->lock);
+}
+
+static void elan_hook_invalidate_range(void *arg, struct vm_area_struct *vma,
+				       unsigned long start, unsigned long end)
+{
+	elan_zap(arg, start, end, false);
+}
+
+static void elan_hook_invalidate_page(void *arg, struct vm_area_struct *vma,
+				      unsigned long addr)
+{
+	elan_zap(arg, addr, addr + PAGE_SIZE, false);
+}
+
+static void elan_hook_change_protection(void *arg, struct vm_area_struct *vma,
+					unsigned long start, unsigned long end,
+					pgprot_t newprot)
+{
+	if (!ioproc_prot_read(newprot))
+		elan_zap(arg, start, end, false);
+	else if (!ioproc_prot_write(newprot))
+		elan_zap(arg, start, end, true);
+}
+
+/*
+ * Refresh the entry @e for @va from the PTE the hook was called for.
+ * Returns true if a translation was removed, downgraded or replaced.
+ */
+static bool elan_refresh_entry(struct elan_ctx *c, struct vm_area_struct *vma,
+			       struct elan_hw_tlbe *e, unsigned long va)
+{
+	struct ioproc_pte t;
+	u64 old = READ_ONCE(e->tag), tag;
+
+	if (ioproc_peek_locked(vma, va, &t)) {
+		elan_zap_entry(c, e, false);
+		return true;
+	}
+	atomic64_inc(&c->dev->st.preloads);
+	tag = elan_tag(va, t.writable);
+	if (READ_ONCE(e->pfn) != t.pfn) {
+		elan_set_entry(e, tag, t.pfn);
+		return true;
+	}
+	if (tag == old)
+		return false;
+	/* Same page, other rights; pairs with the NIC's tag reads. */
+	smp_store_release(&e->tag, tag);
+	return (old & ELAN_MMU_WRITE) && !t.writable;
+}
+
+/*
+ * Update hooks: PTEs of [start, end) were established or gained access.
+ * Preload (refresh) only pages that already have an entry: the NIC used
+ * them and will again; other pages are left to fault.
+ */
+static void elan_refresh(struct elan_ctx *c, struct vm_area_struct *vma,
+			 unsigned long start, unsigned long end)
+{
+	struct elan_hw_tlbe *e;
+	bool changed = false;
+	unsigned long va;
+	unsigned int i;
+
+	spin_lock(&c->lock);
+	if (!c->live || !c->nr_entries)
+		goto out;
+	start &= PAGE_MASK;
+	if (end > start && (end - start) / PAGE_SIZE <= ELAN_MMU_SETS) {
+		for (va = start; va < end; va += PAGE_SIZE) {
+			e = elan_set(c, va);
+			for (i = 0; i < ELAN_MMU_WAYS; i++)
+				if (elan_tag_is(READ_ONCE(e[i].tag), va))
+					changed |= elan_refresh_entry(c, vma,
+								      &e[i], va);
+		}
+	} else {
+		for (i = 0; i < ELAN_MMU_ENTRIES; i++) {
+			u64 tag = READ_ONCE(c->mmu[i].tag);
+
+			va = ELAN_TAG_VA(tag);
+			if ((tag & ELAN_MMU_VALID) && va >= start && va < end)
+				changed |= elan_refresh_entry(c, vma,
+							      &c->mmu[i], va);
+		}
+	}
+	if (changed) {
+		atomic64_inc(&c->dev->st.invalidations);
+		c->sd_pending = false;
+		elan_shootdown(c->dev, c->idx);
+	}
+out:
+	spin_unlock(&c->lock);
+}
+
+static void elan_hook_update_range(void *arg, struct vm_area_struct *vma,
+				   unsigned long start, unsigned long end)
+{
+	elan_refresh(arg, vma, start, end);
+}
+
+static void elan_hook_update_page(void *arg, struct vm_area_struct *vma,
+				  unsigned long addr)
+{
+	elan_refresh(arg, vma, addr, addr + PAGE_SIZE);
+}
+
+/*
+ * msync: the NIC writes guest RAM directly, so there is nothing to flush;
+ * wait for the chunks in flight so that they are in memory before the
+ * file is written.  May sleep, but needs not.
+ */
+static void elan_hook_sync_range(void *arg, struct vm_area_struct *vma,
+				 unsigned long start, unsigned long end)
+{
+	struct elan_ctx *c = arg;
+
+	elan_shootdown(c->dev, c->idx);
+}
+
+/* Writeback is about to clean the PTE: its change_protection follows. */
+static void elan_hook_sync_page(void *arg, struct vm_area_struct *vma,
+				unsigned long addr)
+{
+}
+
+/*
+ * Stop the context: no translation may be installed any more, the table
+ * is emptied, the NIC is past every old translation and sees the context
+ * FREE.  Idempotent.  May be called from the release hook (the mm is going
+ * away) and from detach.  Does not sleep.
+ */
+void elan_ctx_quiesce(struct elan_ctx *c, bool mm_gone)
+{
+	struct elan_dev *dev = c->dev;
+
+	spin_lock(&c->lock);
+	c->live = false;
+	elan_mmu_clear_locked(c);
+	c->sd_pending = false;
+	elan_shootdown(dev, c->idx);
+	spin_unlock(&c->lock);
+
+	if (READ_ONCE(c->hw->state) != ELAN_CTX_FREE) {
+		/* The emptied table is visible before the state. */
+		smp_store_release(&c->hw->state, ELAN_CTX_FREE);
+		if (mm_gone) {
+			WRITE_ONCE(c->status->error, ELAN_E_TARGET_GONE);
+			/* error before state, for user space */
+			smp_wmb();
+		}
+		WRITE_ONCE(c->status->state, ELAN_CTX_FREE);
+		elan_ring(dev, ELAN_DB_CTX);
+	}
+	wake_up_all(&dev->waitq);
+}
+
+/* The mm has no users left: its pages are freed once this returns. */
+static void elan_hook_release(void *arg, struct mm_struct *mm)
+{
+	struct elan_ctx *c = arg;
+
+	atomic64_inc(&c->dev->st.releases);
+	elan_ctx_quiesce(c, true);
+}
+
+const struct ioproc_ops elan_ioproc_ops = {
+	.release		= elan_hook_release,
+	.sync_range		= elan_hook_sync_range,
+	.invalidate_range	= elan_hook_invalidate_range,
+	.update_range		= elan_hook_update_range,
+	.change_protection	= elan_hook_change_protection,
+	.sync_page		= elan_hook_sync_page,
+	.invalidate_page	= elan_hook_invalidate_page,
+	.update_page		= elan_hook_update_page,
+};
+
+/* ---------------------------------------------------------- fault service */
+
+struct elan_load_arg {
+	struct elan_ctx *c;
+	bool write;
+	bool installed;
+};
+
+/* ioproc_load() callback: under the PTE (or PMD) lock of @addr. */
+static void elan_load_cb(void *arg, unsigned long addr,
+			 const struct ioproc_pte *pte)
+{
+	struct elan_load_arg *a = arg;
+	struct elan_ctx *c = a->c;
+
+	if (a->write && !pte->writable)
+		return;
+	spin_lock(&c->lock);
+	if (c->live && !atomic_read(&c->dev->dead)) {
+		if (elan_mmu_install(c, addr, pte->pfn, pte->writable))
+			elan_shootdown(c->dev, c->idx);
+		a->installed = true;
+		atomic64_inc(&c->dev->st.translations_loaded);
+	}
+	spin_unlock(&c->lock);
+}
+
+/*
+ * After a fault on @va: load the pages that follow it in @vma, as long as
+ * they are present and allow the access, so that a transfer running
+ * through them does not fault on each.  Nothing is faulted in here.
+ */
+static void elan_fault_around_load(struct elan_load_arg *a,
+				   struct vm_area_struct *vma,
+				   unsigned long va)
+{
+	unsigned int i, n = min(READ_ONCE(elan_fault_around), 64U);
+	unsigned long addr;
+
+	for (i = 1; i < n; i++) {
+		addr = va + i * PAGE_SIZE;
+		if (addr >= vma->vm_end)
+			break;
+		a->installed = false;
+		if (ioproc_load(vma, addr, a->write, elan_load_cb, a) ||
+		    !a->installed)
+			break;
+	}
+}
+
+/* Load the translation of @va into @c's MMU; returns an elan_status. */
+static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write)
+{
+	struct elan_load_arg a = { .c = c, .write = write };
+	struct mm_struct *mm = c->mm;
+	struct vm_area_struct *vma;
+	unsigned int tries;
+	bool unlocked;
+	u32 status = ELAN_E_LOCAL_FAULT;
+	int ret;
+
+	if (!READ_ONCE(c->live) ||
+	    READ_ONCE(c->hw->state) != ELAN_CTX_ACTIVE)
+		return ELAN_E_TARGET_GONE;
+	if (!mmget_not_zero(mm))
+		return ELAN_E_TARGET_GONE;
+	mmap_read_lock(mm);
+	for (tries = 0; tries < ELAN_FAULT_TRIES; tries++) {
+		vma = vma_lookup(mm, va);
+		if (!vma) {
+			status = ELAN_E_LOCAL_FAULT;
+			break;
+		}
+		if (!(vma->vm_flags & (write ? VM_WRITE : VM_READ))) {
+			status = ELAN_E_LOCAL_PROT;
+			break;
+		}
+		a.installed = false;
+		ret = ioproc_load(vma, va, write, elan_load_cb, &a);
+		if (!ret) {
+			status = a.installed ? ELAN_OK : ELAN_E_TARGET_GONE;
+			if (a.installed)
+				elan_fault_around_load(&a, vma, va);
+			break;
+		}
+		if (ret == -EAGAIN)
+			continue;
+		if (ret != -EFAULT) {
+			/* VM_IO, VM_PFNMAP, hugetlb: not translatable */
+			status = ELAN_E_LOCAL_FAULT;
+			break;
+		}
+		unlocked = false;
+		ret = fixup_user_fault(mm, va, write ? FAULT_FLAG_WRITE : 0,
+				       &unlocked);
+		if (ret) {
+			status = ELAN_E_LOCAL_FAULT;
+			break;
+		}
+	}
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return status;
+}
+
+static u32 elan_service_fault(struct elan_dev *dev, u32 idx, u64 vaddr,
+			      bool write)
+{
+	struct elan_ctx *c = NULL;
+	u32 status;
+
+	if (idx >= dev->max_ctx)
+		return ELAN_E_NO_CONTEXT;
+	if (vaddr >= TASK_SIZE_MAX)
+		return ELAN_E_LOCAL_FAULT;
+	spin_lock(&dev->slot_lock);
+	c = dev->slot[idx];
+	if (c)
+		kref_get(&c->ref);
+	spin_unlock(&dev->slot_lock);
+	if (!c)
+		return ELAN_E_TARGET_GONE;
+	status = elan_ctx_fault(c, (unsigned long)vaddr & PAGE_MASK, write);
+	elan_ctx_put(c);
+	return status;
+}
+
+/*
+ * The fault queue: the NIC posts requests (req_seq = position + 1, written
+ * last); each is answered with status, then ack_seq, and the NIC is rung
+ * after a batch.  The queue is serviced in order by one work item.
+ */
+void elan_fault_work(struct work_struct *work)
+{
+	struct elan_dev *dev = container_of(work, struct elan_dev, fault_work);
+	struct elan_hw_header *hdr = dev->hdr;
+	unsigned int n = 0;
+
+	while (!READ_ONCE(dev->removed)) {
+		u32 head = READ_ONCE(hdr->fault_head);
+		struct elan_hw_fault *f = &hdr->faultq[head % ELAN_FAULTQ_ENTRIES];
+		/* req_seq first: the request's fields are valid after it */
+		u32 req = smp_load_acquire(&f->req_seq);
+		u32 status;
+
+		if (req != head + 1)
+			break;
+		if (atomic_read(&dev->dead))
+			status = ELAN_E_NODE_DOWN;
+		else
+			status = elan_service_fault(dev, READ_ONCE(f->ctx),
+						    READ_ONCE(f->vaddr),
+						    READ_ONCE(f->write));
+		atomic64_inc(&dev->st.faults);
+		if (status != ELAN_OK)
+			atomic64_inc(&dev->st.fault_errors);
+		WRITE_ONCE(f->status, status);
+		/* status before ack_seq, ack_seq before fault_head */
+		smp_store_release(&f->ack_seq, req);
+		smp_store_release(&hdr->fault_head, head + 1); /* see above */
+		if (++n % ELAN_FAULT_BATCH == 0)
+			elan_ring(dev, ELAN_DB_FAULT);
+		cond_resched();
+	}
+	if (n % ELAN_FAULT_BATCH)
+		elan_ring(dev, ELAN_DB_FAULT);
+}

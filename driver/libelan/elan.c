@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note
+/*
+ * libelan: see elan.h.  The rings are single-producer single-consumer
+ * with a seq field written last (release) and read first (acquire).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "elan.h"
+
+struct elan_ctx {
+	int fd;
+	uint32_t addr;
+	uint32_t nodes;
+	struct elan_user_ctl *ctl;		/* CMD area: ours */
+	struct elan_cmd *cmdq;
+	const struct elan_user_status *status;	/* EVT area: the NIC's */
+	const struct elan_event *evq;
+	const unsigned char *recvq;
+	uint32_t cmd_pos;			/* next command position */
+	uint32_t ev_head;			/* next event position */
+	uint32_t recv_head;			/* oldest unreleased message */
+};
+
+#define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+static const char *elan_device(void)
+{
+	const char *d = getenv("ELAN_DEVICE");
+
+	return d && *d ? d : ELAN_DEVICE;
+}
+
+int elan_open(uint64_t capability, elan_ctx_t **ctxp)
+{
+	struct elan_attach a;
+	elan_ctx_t *c;
+	void *cmd, *evt;
+	int ret;
+
+	*ctxp = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = open(elan_device(), O_RDWR | O_CLOEXEC);
+	if (c->fd < 0) {
+		ret = -errno;
+		free(c);
+		return ret;
+	}
+	memset(&a, 0, sizeof(a));
+	a.capability = capability;
+	a.abi_version = ELAN_ABI_VERSION;
+	if (ioctl(c->fd, ELAN_IOC_ATTACH, &a) < 0)
+		goto fail;
+	cmd = mmap(NULL, ELAN_CMD_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   c->fd, ELAN_MMAP_CMD);
+	if (cmd == MAP_FAILED)
+		goto fail;
+	evt = mmap(NULL, ELAN_EVT_AREA_SIZE, PROT_READ, MAP_SHARED, c->fd,
+		   ELAN_MMAP_EVT);
+	if (evt == MAP_FAILED) {
+		ret = -errno;
+		munmap(cmd, ELAN_CMD_AREA_SIZE);
+		errno = -ret;
+		goto fail;
+	}
+	c->addr = a.addr;
+	c->nodes = a.nodes;
+	c->ctl = cmd;
+	c->cmdq = (struct elan_cmd *)((char *)cmd + ELAN_PAGE);
+	c->status = evt;
+	c->evq = (const struct elan_event *)((char *)evt + ELAN_EVT_OFF_EVQ);
+	c->recvq = (const unsigned char *)evt + ELAN_EVT_OFF_RECVQ;
+	/* A fresh context starts at 0; follow what the rings say anyway. */
+	c->cmd_pos = LOAD_ACQ(&c->status->cmd_tail);
+	c->ev_head = LOAD(&c->ctl->ev_head);
+	c->recv_head = LOAD(&c->ctl->recv_head);
+	*ctxp = c;
+	return 0;
+fail:
+	ret = -errno;
+	close(c->fd);
+	free(c);
+	return ret;
+}
+
+int elan_close(elan_ctx_t *c)
+{
+	if (!c)
+		return 0;
+	munmap(c->ctl, ELAN_CMD_AREA_SIZE);
+	munmap((void *)c->status, ELAN_EVT_AREA_SIZE);
+	close(c->fd);
+	free(c);
+	return 0;
+}
+
+uint32_t elan_addr(const elan_ctx_t *c)
+{
+	return c->addr;
+}
+
+uint32_t elan_nodes(const elan_ctx_t *c)
+{
+	return c->nodes;
+}
+
+int elan_fd(const elan_ctx_t *c)
+{
+	return c->fd;
+}
+
+int elan_state(const elan_ctx_t *c, uint32_t *error)
+{
+	uint32_t st = LOAD_ACQ(&c->status->state);
+
+	if (error)
+		*error = LOAD(&c->status->error);
+	return (int)st;
+}
+
+unsigned int elan_cmdq_space(const elan_ctx_t *c)
+{
+	uint32_t used = c->cmd_pos - LOAD_ACQ(&c->status->cmd_tail);
+
+	return used >= ELAN_CMDQ_ENTRIES ? 0 : ELAN_CMDQ_ENTRIES - used;
+}
+
+/*
+ * Failed (by the NIC: a bad queue entry; by the driver: the NIC died) or
+ * stopped (the device went away).  The driver sets ACTIVE before the
+ * attach returns, so a fresh context never reads as stopped.
+ */
+static int stopped(const elan_ctx_t *c)
+{
+	return LOAD_ACQ(&c->status->state) != ELAN_CTX_ACTIVE;
+}
+
+/*
+ * Write the command into its slot, seq last with release; then, after a
+ * full fence (the NIC sets nic_sleeping and then looks at the queue once
+ * more), ring the doorbell only if the NIC sleeps.
+ */
+int elan_post(elan_ctx_t *c, const struct elan_cmd *cmd)
+{
+	uint32_t pos = c->cmd_pos;
+	struct elan_cmd *slot;
+
+	if (stopped(c))
+		return -EPIPE;
+	if (pos - LOAD_ACQ(&c->status->cmd_tail) >= ELAN_CMDQ_ENTRIES)
+		return -EAGAIN;
+	slot = &c->cmdq[pos & (ELAN_CMDQ_ENTRIES - 1)];
+	slot->op = cmd->op;
+	slot->aop = cmd->aop;
+	slot->flags = cmd->flags;
+	slot->dst = cmd->dst;
+	slot->cookie = cmd->cookie;
+	slot->laddr = cmd->laddr;
+	slot->raddr = cmd->raddr;
+	slot->len = cmd->len;
+	slot->operand = cmd->operand;
+	slot->compare = cmd->compare;
+	slot->tag = cmd->tag;
+	STORE_REL(&slot->seq, pos + 1);
+	c->cmd_pos = pos + 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (LOAD(&c->status->nic_sleeping))
+		ioctl(c->fd, ELAN_IOC_DOORBELL);
+	return 0;
+}
+
+static int post(elan_ctx_t *c, uint8_t op, uint8_t aop, unsigned int flags,
+		uint32_t dst, uint64_t cookie, uint64_t laddr, uint64_t raddr,
+		uint64_t len, uint64_t operand, uint64_t compare, uint32_t tag)
+{
+	struct elan_cmd cmd = {
+		.op = op, .aop = aop, .flags = (uint16_t)flags, .dst = dst,
+		.cookie = cookie, .laddr = laddr, .raddr = raddr, .len = len,
+		.operand = operand, .compare = compare, .tag = tag,
+	};
+
+	if (flags > 0xffff)
+		return -EINVAL;
+	return elan_post(c, &cmd);
+}
+
+int elan_put(elan_ctx_t *c, uint32_t dst, const void *src, uint64_t raddr,
+	     uint64_t len, uint64_t cookie, unsigned int flags)
+{
+	return post(c, ELAN_OP_PUT, 0, flags, dst, cookie, (uintptr_t)src,
+		    raddr, len, 0, 0, 0);
+}
+
+int elan_get(elan_ctx_t *c, uint32_t dst, void *buf, uint64_t raddr,
+	     uint64_t len, uint64_t cookie, unsigned int flags)
+{
+	return post(c, ELAN_OP_GET, 0, flags, dst, cookie, (uintptr_t)buf,
+		    raddr, len, 0, 0, 0);
+}
+
+int elan_atomic(elan_ctx_t *c, uint32_t dst, uint64_t raddr,
+		enum elan_atomic_op op, uint64_t operand, uint64_t compare,
+		uint64_t *fetch, uint64_t cookie, unsigned int flags)
+{
+	if ((unsigned int)op > ELAN_AOP_XOR)
+		return -EINVAL;
+	if (fetch)
+		flags |= ELAN_CMDF_FETCH;
+	else
+		flags &= ~ELAN_CMDF_FETCH;
+	return post(c, ELAN_OP_ATOMIC, (uint8_t)op, flags, dst, cookie,
+		    (uintptr_t)fetch, raddr, 8, operand, compare, 0);
+}
+
+int elan_send(elan_ctx_t *c, uint32_t dst, uint32_t tag, const void *buf,
+	      uint64_t len, uint64_t cookie, unsigned int flags)
+{
+	if (len > ELAN_SEND_MAX)
+		return -EMSGSIZE;
+	return post(c, ELAN_OP_SEND, 0, flags, dst, cookie, (uintptr_t)buf, 0,
+		    len, 0, 0, tag);
+}
+
+int elan_fence(elan_ctx_t *c, uint64_t cookie, unsigned int flags)
+{
+	return post(c, ELAN_OP_FENCE, 0, flags, 0, cookie, 0, 0, 0, 0, 0, 0);
+}
+
+int elan_nop(elan_ctx_t *c, uint64_t cookie)
+{
+	return post(c, ELAN_OP_NOP, 0, 0, 0, cookie, 0, 0, 0, 0, 0, 0);
+}
+
+
+static const struct elan_event *next_event(const elan_ctx_t *c)
+{
+	const struct elan_event *e =
+		&c->evq[c->ev_head & (ELAN_EVQ_ENTRIES - 1)];
+
+	return LOAD_ACQ(&e->seq) == c->ev_head + 1 ? e : NULL;
+}
+
+static const struct elan_recv_hdr *next_msg(const elan_ctx_t *c)
+{
+	const struct elan_recv_hdr *h = (const void *)(c->recvq +
+		(size_t)(c->recv_head & (ELAN_RECVQ_ENTRIES - 1)) *
+		ELAN_RECV_SLOT);
+
+	return LOAD_ACQ(&h->seq) == c->recv_head + 1 ? h : NULL;
+}
+
+int elan_poll_event(elan_ctx_t *c, struct elan_event *ev)
+{
+	const struct elan_event *e = next_event(c);
+
+	if (!e)
+		return stopped(c) ? -EPIPE : 0;
+	memcpy(ev, e, sizeof(*ev));
+	c->ev_head++;
+	/* The slot is read before the NIC may reuse it. */
+	STORE_REL(&c->ctl->ev_head, c->ev_head);
+	return 1;
+}
+
+int elan_recv(elan_ctx_t *c, struct elan_recv_hdr *hdr, const void **payload)
+{
+	const struct elan_recv_hdr *h = next_msg(c);
+
+	if (!h)
+		return 0;
+	memcpy(hdr, h, sizeof(*hdr));
+	if (hdr->len > ELAN_SEND_MAX)
+		hdr->len = ELAN_SEND_MAX;
+	if (payload)
+		*payload = (const unsigned char *)h + ELAN_RECV_HDR;
+	return 1;
+}
+
+void elan_recv_release(elan_ctx_t *c)
+{
+	if (!next_msg(c))
+		return;
+	c->recv_head++;
+	/* The payload is read before the NIC may reuse the slot. */
+	STORE_REL(&c->ctl->recv_head, c->recv_head);
+}
+
+int elan_wait(elan_ctx_t *c, int timeout_ms)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	int n;
+
+	if (next_event(c) || next_msg(c))
+		return 1;
+	if (stopped(c))
+		return -EPIPE;
+	n = poll(&p, 1, timeout_ms);
+	if (n < 0)
+		return -errno;
+	if (next_event(c) || next_msg(c))
+		return 1;
+	if (n > 0 && (p.revents & (POLLERR | POLLHUP)))
+		return -EPIPE;
+	return 0;
+}
+
+static const char *const elan_status_text[ELAN_STATUS_MAX] = {
+	[ELAN_OK]		= "success",
+	[ELAN_E_BADCMD]		= "malformed command",
+	[ELAN_E_LOCAL_FAULT]	= "local address not mapped",
+	[ELAN_E_LOCAL_PROT]	= "local page does not allow the access",
+	[ELAN_E_REMOTE_FAULT]	= "remote address not mapped",
+	[ELAN_E_REMOTE_PROT]	= "remote page does not allow the access",
+	[ELAN_E_NO_CONTEXT]	= "no such node or context",
+	[ELAN_E_CAPABILITY]	= "target context belongs to another job",
+	[ELAN_E_TARGET_GONE]	= "target detached or exited",
+	[ELAN_E_NODE_DOWN]	= "target node is down",
+	[ELAN_E_QUEUE]		= "command queue entry out of sequence or corrupt",
+};
+
+const char *elan_strerror(int status)
+{
+	if (status < 0)
+		return strerror(-status);
+	if (status < ELAN_STATUS_MAX && elan_status_text[status])
+		return elan_status_text[status];
+	return "unknown Elan status";
+}
+
+int elan_counters(elan_ctx_t *c, struct elan_counters *out)
+{
+	int fd = c ? c->fd : open(elan_device(), O_RDONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, ELAN_IOC_COUNTERS, out) < 0)
+		ret = -errno;
+	if (!c)
+		close(fd);
+	return ret;
+}

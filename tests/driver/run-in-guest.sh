@@ -1,0 +1,66 @@
+#!/bin/bash
+# Inside a guest with an Elan NIC: set up swap on zram, KSM and THP, load
+# elan.ko (fresh), run elan_vmtest, and check afterwards that the driver
+# holds no page (debugfs pages_referenced, /proc/vmstat FOLL_PIN counts)
+# and that the kernel logged no problem.
+#
+#   tests/driver/run-in-guest.sh [--keep-module] [ELAN_VMTEST ARGS...]
+#
+# Prints elan_vmtest's lines and ends with "N passed, M failed".
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+ko=${ELAN_KO:-$repo/driver/elan.ko}
+keep=0
+[ "${1:-}" = --keep-module ] && { keep=1; shift; }
+say() { echo "run-in-guest: $*"; }
+extra_fail=0
+problem() { say "FAILED: $*"; extra_fail=$((extra_fail + 1)); }
+setv() { [ -w "$1" ] && echo "$2" > "$1" 2>/dev/null; }
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+
+# swap on zram, for MADV_PAGEOUT
+if ! grep -q '^/dev/zram0 ' /proc/swaps && [ -e /sys/block/zram0/disksize ]; then
+	[ "$(cat /sys/block/zram0/disksize)" = 0 ] && setv /sys/block/zram0/disksize 256M
+	mkswap /dev/zram0 >/dev/null 2>&1 && swapon /dev/zram0 2>/dev/null ||
+		say "no swap on zram: vm_pageout will skip"
+fi
+thp=/sys/kernel/mm/transparent_hugepage
+if [ -d $thp ]; then
+	grep -q '\[never\]' $thp/enabled && setv $thp/enabled madvise
+	grep -q '\[never\]' $thp/defrag && setv $thp/defrag madvise
+fi
+
+if grep -q '^elan ' /proc/modules; then
+	[ $keep = 1 ] || { rmmod elan || problem "rmmod of the old module"; }
+fi
+grep -q '^elan ' /proc/modules || insmod "$ko" || { problem "insmod $ko"; echo "0 passed, 1 failed"; exit 1; }
+[ -e /dev/elan0 ] || { problem "no /dev/elan0 (is elan-nicd serving this guest?)"; echo "0 passed, 1 failed"; exit 1; }
+dmesg -c >/dev/null 2>&1
+pin0=$(vmstat nr_foll_pin_acquired) rel0=$(vmstat nr_foll_pin_released)
+
+cd "$repo" || exit 1
+out=$(mktemp)
+"$here/elan_vmtest" -d "$repo" "$@" | tee "$out"
+rc=${PIPESTATUS[0]}
+
+pin1=$(vmstat nr_foll_pin_acquired) rel1=$(vmstat nr_foll_pin_released)
+say "FOLL_PIN acquired $((pin1 - pin0)), released $((rel1 - rel0)) during the run"
+[ "$((pin1 - pin0))" = "$((rel1 - rel0))" ] || problem "pages still pinned"
+refs=$(awk '$1 == "pages_referenced" { print $2 }' /sys/kernel/debug/elan/counters)
+[ "$refs" = 0 ] || problem "debugfs pages_referenced $refs"
+say "driver counters: $(tr '\n' ' ' < /sys/kernel/debug/elan/counters)"
+if dmesg | grep -E 'WARNING|BUG|Oops|INFO:|lockdep|circular|NIC declared dead'; then
+	problem "kernel log"
+fi
+if [ $keep = 0 ]; then
+	rmmod elan || problem "rmmod after the tests"
+fi
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
+rm -f "$out"
+pass=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+fail=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+pass=${pass:-0} fail=${fail:-1}
+[ "$rc" != 0 ] && [ "$fail" = 0 ] && fail=1
+echo "$pass passed, $((fail + extra_fail)) failed"
+[ $((fail + extra_fail)) = 0 ]
