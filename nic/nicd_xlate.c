@@ -70,6 +70,9 @@ static int fault_error(uint32_t st, int remote)
 {
 	int prot = st == ELAN_E_LOCAL_PROT || st == ELAN_E_REMOTE_PROT;
 
+	/* The process behind the context is gone: say so, not "unmapped". */
+	if (st == ELAN_E_TARGET_GONE || st == ELAN_E_NODE_DOWN)
+		return (int)st;
 	if (remote)
 		return prot ? ELAN_E_REMOTE_PROT : ELAN_E_REMOTE_FAULT;
 	return prot ? ELAN_E_LOCAL_PROT : ELAN_E_LOCAL_FAULT;
