@@ -329,12 +329,6 @@ static void elan_hook_invalidate_range(void *arg, struct vm_area_struct *vma,
 	elan_zap(arg, start, end, false);
 }
 
-static void elan_hook_invalidate_page(void *arg, struct vm_area_struct *vma,
-				      unsigned long addr)
-{
-	elan_zap(arg, addr, addr + PAGE_SIZE, false);
-}
-
 static void elan_hook_change_protection(void *arg, struct vm_area_struct *vma,
 					unsigned long start, unsigned long end,
 					pgprot_t newprot)
@@ -422,12 +416,6 @@ static void elan_hook_update_range(void *arg, struct vm_area_struct *vma,
 	elan_refresh(arg, vma, start, end);
 }
 
-static void elan_hook_update_page(void *arg, struct vm_area_struct *vma,
-				  unsigned long addr)
-{
-	elan_refresh(arg, vma, addr, addr + PAGE_SIZE);
-}
-
 /*
  * msync: the NIC writes guest RAM directly, so there is nothing to flush;
  * wait for the chunks in flight so that they are in memory before the
@@ -494,8 +482,7 @@ const struct ioproc_ops elan_ioproc_ops = {
 	.update_range		= elan_hook_update_range,
 	.change_protection	= elan_hook_change_protection,
 	.sync_page		= elan_hook_sync_page,
-	.invalidate_page	= elan_hook_invalidate_page,
-	.update_page		= elan_hook_update_page,
+	/* invalidate_page, update_page: the core calls the range hooks. */
 };
 
 /* ---------------------------------------------------------- fault service */
