@@ -56,33 +56,30 @@ static inline unsigned long shadow_val(const struct ioproc_pte *t)
 	return t->pfn << 1 | t->writable;
 }
 
-static void shadow_drop(struct nic_ctx *c, unsigned long start,
-			unsigned long end)
+/* Drop the entries of [start, end), or with @wr_only take write away. */
+static void shadow_change(struct nic_ctx *c, unsigned long start,
+			  unsigned long end, bool wr_only)
 {
 	unsigned long idx;
 	void *e;
 
 	xa_lock(&c->shadow);
 	xa_for_each_range(&c->shadow, idx, e, start >> PAGE_SHIFT,
-			  (end - 1) >> PAGE_SHIFT)
-		__xa_erase(&c->shadow, idx);
-	xa_unlock(&c->shadow);
-}
-
-static void shadow_wrprotect(struct nic_ctx *c, unsigned long start,
-			     unsigned long end)
-{
-	unsigned long idx;
-	void *e;
-
-	xa_lock(&c->shadow);
-	xa_for_each_range(&c->shadow, idx, e, start >> PAGE_SHIFT,
-			  (end - 1) >> PAGE_SHIFT)
-		if (xa_to_value(e) & 1)
+			  (end - 1) >> PAGE_SHIFT) {
+		if (!wr_only)
+			__xa_erase(&c->shadow, idx);
+		else if (xa_to_value(e) & 1)
 			__xa_store(&c->shadow, idx,
 				   xa_mk_value(xa_to_value(e) & ~1UL),
 				   GFP_ATOMIC);
+	}
 	xa_unlock(&c->shadow);
+}
+
+static void shadow_drop(struct nic_ctx *c, unsigned long start,
+			unsigned long end)
+{
+	shadow_change(c, start, end, false);
 }
 
 /* Called by ioproc_load() and from update hooks, under the PTE lock. */
@@ -191,7 +188,7 @@ static void hook_change_protection(void *arg, struct vm_area_struct *vma,
 	if (!ioproc_prot_read(newprot))
 		shadow_drop(c, start, end);
 	else if (!ioproc_prot_write(newprot))
-		shadow_wrprotect(c, start, end);
+		shadow_change(c, start, end, true);
 }
 
 static const struct ioproc_ops nic_ops_template = {
