@@ -93,6 +93,9 @@ enum elan_ctx_phase {
 	ELAN_PHASE_DOWN,		/* mm released or detached: slot kept */
 };
 
+/* Faulted pages kept from eviction: fewer than the ways of a set. */
+#define ELAN_MMU_RECENT		3
+
 /* One open file of /dev/elan0: one context once attached. */
 struct elan_ctx {
 	struct kref ref;		/* the file; a fault being serviced */
@@ -115,8 +118,16 @@ struct elan_ctx {
 	spinlock_t lock;		/* the MMU table; after a PTE lock */
 	bool live;			/* translations may be installed */
 	unsigned int nr_entries;	/* valid MMU entries */
-	unsigned int rr;		/* round-robin victim way */
 	bool sd_pending;		/* evicted: shoot down before next removal */
+	/*
+	 * Eviction: each set evicts its ways in turn (FIFO), but never the
+	 * pages of the last ELAN_MMU_RECENT faults, so that the (up to two)
+	 * translations one DMA chunk needs in this table, faulted in one
+	 * after the other, are both there when the NIC retries.
+	 */
+	u8 victim[ELAN_MMU_SETS];	/* next way to evict, per set */
+	unsigned long recent[ELAN_MMU_RECENT];	/* pages of the last faults */
+	unsigned int recent_pos;
 };
 
 /* elan_mmu.c */
@@ -139,19 +150,19 @@ static inline void *elan_ctx_base(struct elan_dev *dev, unsigned int i)
 static inline struct elan_hw_ctx *elan_hw_ctx(struct elan_dev *dev,
 					      unsigned int i)
 {
-	return elan_ctx_base(dev, i) + ELAN_CTX_OFF_CTL;
+	return elan_hw_ctx_map(elan_ctx_base(dev, i)).ctl;
 }
 
 static inline struct elan_user_status *elan_status(struct elan_dev *dev,
 						   unsigned int i)
 {
-	return elan_ctx_base(dev, i) + ELAN_CTX_OFF_EVT;
+	return elan_hw_ctx_map(elan_ctx_base(dev, i)).status;
 }
 
 static inline struct elan_hw_tlbe *elan_mmu(struct elan_dev *dev,
 					    unsigned int i)
 {
-	return elan_ctx_base(dev, i) + ELAN_CTX_OFF_MMU;
+	return elan_hw_ctx_map(elan_ctx_base(dev, i)).mmu;
 }
 
 #endif /* ELAN_DRV_H */

@@ -74,12 +74,13 @@ static void elan_slot_bind(struct elan_ctx *c, unsigned int i)
 	struct elan_dev *dev = c->dev;
 	phys_addr_t base = dev->region_phys + dev->ctx_off +
 			   (phys_addr_t)i * dev->ctx_stride;
+	struct elan_hw_ctx_map m = elan_hw_ctx_map(elan_ctx_base(dev, i));
 
 	c->idx = i;
-	c->hw = elan_hw_ctx(dev, i);
-	c->uctl = elan_ctx_base(dev, i) + ELAN_CTX_OFF_CMD;
-	c->status = elan_status(dev, i);
-	c->mmu = elan_mmu(dev, i);
+	c->hw = m.ctl;
+	c->uctl = m.uctl;
+	c->status = m.status;
+	c->mmu = m.mmu;
 	c->cmd_phys = base + ELAN_CTX_OFF_CMD;
 	c->evt_phys = base + ELAN_CTX_OFF_EVT;
 }

@@ -35,6 +35,11 @@ module_param_named(fault_around, elan_fault_around, uint, 0644);
 MODULE_PARM_DESC(fault_around,
 		 "Pages loaded per fault: the faulting one and the present ones after it (1..64)");
 
+static unsigned int elan_preload = 1;
+module_param_named(preload, elan_preload, uint, 0644);
+MODULE_PARM_DESC(preload,
+		 "Update hooks refresh the translations of pages the NIC used (0: drop them instead; for measurements)");
+
 #define ELAN_MMU_ENTRIES	(ELAN_MMU_SETS * ELAN_MMU_WAYS)
 #define ELAN_TAG_VA(tag)	((tag) & ~(u64)(ELAN_PAGE - 1))
 #define ELAN_FAULT_TRIES	32
@@ -255,18 +260,54 @@ static void elan_set_entry(struct elan_hw_tlbe *e, u64 tag, unsigned long pfn)
 	smp_store_release(&e->tag, tag);
 }
 
+/* Is @va the page of one of the last faults?  c->lock held. */
+static bool elan_mmu_recent(struct elan_ctx *c, unsigned long va)
+{
+	unsigned int i;
+
+	for (i = 0; i < ELAN_MMU_RECENT; i++)
+		if (c->recent[i] == va)
+			return true;
+	return false;
+}
+
+/*
+ * The way of the full set @e (index @set) to evict: the next one in turn
+ * that does not hold the page of a recent fault.  There is always one:
+ * fewer pages are kept than a set has ways.  c->lock held.
+ */
+static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
+					    struct elan_hw_tlbe *e,
+					    unsigned int set)
+{
+	unsigned int i, w = c->victim[set];
+
+	for (i = 0; i < ELAN_MMU_WAYS; i++, w++) {
+		w %= ELAN_MMU_WAYS;
+		if (!elan_mmu_recent(c, ELAN_TAG_VA(READ_ONCE(e[w].tag))))
+			break;
+	}
+	w %= ELAN_MMU_WAYS;
+	c->victim[set] = (w + 1) % ELAN_MMU_WAYS;
+	return &e[w];
+}
+
 /*
  * Install the translation @va -> @pfn.  c->lock held.  An entry for @va
  * is updated in place; otherwise an empty way is used, or a victim is
- * evicted round-robin (always safe: a miss only faults again; the victim
- * may still be in use by a running chunk, which c->sd_pending makes the
- * next removal wait for).  Returns true if a translation was replaced by
- * one to another page, which needs a shootdown.
+ * evicted (always safe: a miss only faults again; the victim may still
+ * be in use by a running chunk, which c->sd_pending makes the next
+ * removal wait for).  The pages of the last faults are never the victim:
+ * a chunk faults its two pages in one after the other, and the second
+ * fault (with its fault-around) must not evict the first.  Returns true
+ * if a translation was replaced by one to another page, which needs a
+ * shootdown.
  */
 static bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 			     unsigned long pfn, bool writable)
 {
-	struct elan_hw_tlbe *e = elan_set(c, va), *slot = NULL;
+	unsigned int set = elan_mmu_set(va);
+	struct elan_hw_tlbe *e = c->mmu + set * ELAN_MMU_WAYS, *slot = NULL;
 	u64 tag = elan_tag(va, writable);
 	unsigned int i;
 
@@ -292,7 +333,7 @@ static bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 	if (slot) {
 		c->nr_entries++;
 	} else {
-		slot = &e[c->rr++ % ELAN_MMU_WAYS];
+		slot = elan_mmu_victim(c, e, set);
 		c->sd_pending = true;
 		atomic64_inc(&c->dev->st.evictions);
 	}
@@ -349,7 +390,7 @@ static bool elan_refresh_entry(struct elan_ctx *c, struct vm_area_struct *vma,
 	struct ioproc_pte t;
 	u64 old = READ_ONCE(e->tag), tag;
 
-	if (ioproc_peek_locked(vma, va, &t)) {
+	if (!READ_ONCE(elan_preload) || ioproc_peek_locked(vma, va, &t)) {
 		elan_zap_entry(c, e, false);
 		return true;
 	}
@@ -491,6 +532,7 @@ struct elan_load_arg {
 	struct elan_ctx *c;
 	bool write;
 	bool installed;
+	bool faulted;		/* the page the NIC asked for (not fault-around) */
 };
 
 /* ioproc_load() callback: under the PTE (or PMD) lock of @addr. */
@@ -506,6 +548,12 @@ static void elan_load_cb(void *arg, unsigned long addr,
 	if (c->live && !atomic_read(&c->dev->dead)) {
 		if (elan_mmu_install(c, addr, pte->pfn, pte->writable))
 			elan_shootdown(c->dev, c->idx);
+		if (a->faulted) {
+			/* Kept from eviction until ELAN_MMU_RECENT more faults. */
+			c->recent[c->recent_pos++ % ELAN_MMU_RECENT] =
+				addr & PAGE_MASK;
+			a->faulted = false;
+		}
 		a->installed = true;
 		atomic64_inc(&c->dev->st.translations_loaded);
 	}
@@ -563,6 +611,7 @@ static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write)
 			break;
 		}
 		a.installed = false;
+		a.faulted = true;
 		ret = ioproc_load(vma, va, write, elan_load_cb, &a);
 		if (!ret) {
 			status = a.installed ? ELAN_OK : ELAN_E_TARGET_GONE;

@@ -5,7 +5,7 @@
  * library, and the adaptive polling loop.
  *
  *   elan-nicd --node I:SOCKET:RAMFILE[:RAMSIZE] ... [--spin-us N]
- *             [--fault-timeout-ms N] [--log FILE] [--pidfile FILE] [-v]
+ *             [--spin-lag-us N] [--fault-timeout-ms N] [--log FILE] [--pidfile FILE] [-v]
  *
  * Prints "elan-nicd: ready ..." on stdout (and writes the pidfile) once
  * every socket listens.  SIGTERM or SIGINT: NIC down in every region,
@@ -89,7 +89,11 @@ static void usage(void)
 		"  --node I:SOCKET:RAMFILE[:RAMSIZE]  node I (0..%d): ivshmem server socket,\n"
 		"                          guest RAM file (memory-backend-file share=on),\n"
 		"                          optional RAM size (bytes, or with K/M/G)\n"
-		"  --spin-us N             poll this long idle before sleeping (default 50)\n"
+		"  --spin-us N             poll this long idle before sleeping (default 100;\n"
+		"                          environment ELAN_NICD_SPIN_US)\n"
+		"  --spin-lag-us N         but sleep after N us idle when a process that was\n"
+		"                          just given events has not taken them (default 3,\n"
+		"                          0: never; environment ELAN_NICD_SPIN_LAG_US)\n"
 		"  --fault-timeout-ms N    fail an op whose fault is not answered (default 10000)\n"
 		"  --log FILE              log here (default stderr)\n"
 		"  --pidfile FILE          written when every socket listens\n"
@@ -394,6 +398,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "node", required_argument, NULL, 'n' },
 		{ "spin-us", required_argument, NULL, 's' },
+		{ "spin-lag-us", required_argument, NULL, 'L' },
 		{ "fault-timeout-ms", required_argument, NULL, 't' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "pidfile", required_argument, NULL, 'p' },
@@ -402,14 +407,21 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	const char *nodes_spec[ELAN_MAX_NODES];
-	uint64_t spin_ns = 50000, hb_ns = 250000000ull, now, last_work, last_poll = 0,
-		 last_hb = 0;
+	uint64_t spin_ns = 100000, lag_ns = 3000, hb_ns = 250000000ull, now,
+		 last_work, last_poll = 0, last_hb = 0;
+	const char *env;
 	uint32_t nnodes = 0, maxnode = 0, i;
 	int c, verbose = 0, nspec = 0, v;
 	char *logpath = NULL;
 	unsigned long fault_ms = 10000;
 	struct sigaction sa = { 0 };
 
+	env = getenv("ELAN_NICD_SPIN_US");
+	if (env && *env)
+		spin_ns = strtoull(env, NULL, 10) * 1000;
+	env = getenv("ELAN_NICD_SPIN_LAG_US");
+	if (env && *env)
+		lag_ns = strtoull(env, NULL, 10) * 1000;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -419,6 +431,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			spin_ns = strtoull(optarg, NULL, 10) * 1000;
+			break;
+		case 'L':
+			lag_ns = strtoull(optarg, NULL, 10) * 1000;
 			break;
 		case 't':
 			fault_ms = strtoul(optarg, NULL, 10);
@@ -488,8 +503,9 @@ int main(int argc, char **argv)
 		fprintf(f, "%d\n", (int)getpid());
 		fclose(f);
 	}
-	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us, fault timeout %lu ms",
-		  nnodes, (unsigned long long)(spin_ns / 1000), fault_ms);
+	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us (lag %llu us), fault timeout %lu ms",
+		  nnodes, (unsigned long long)(spin_ns / 1000),
+		  (unsigned long long)(lag_ns / 1000), fault_ms);
 	printf("elan-nicd: ready: %u nodes, pid %d\n", nnodes, (int)getpid());
 	fflush(stdout);
 
@@ -510,7 +526,18 @@ int main(int argc, char **argv)
 			nicd_heartbeat(&nic);
 			last_hb = now;
 		}
-		if (w || now - last_work < spin_ns)
+		/*
+		 * Spin while there is work and for spin_ns after it: a
+		 * process that polls its rings posts its next command within
+		 * microseconds.  But when what the last step posted is still
+		 * not taken after lag_ns, that process is not running (it
+		 * computes, sleeps, or waits for the very CPU we spin on:
+		 * the host scheduler likes to put the NIC beside the vCPU
+		 * whose doorbell woke it), so spinning on only delays it.
+		 */
+		if (w || (now - last_work < spin_ns &&
+			  (!lag_ns || now - last_work < lag_ns ||
+			   !nicd_consumers_behind(&nic))))
 			continue;
 		/* idle: announce sleep, fence, look once more, then block */
 		nicd_set_sleeping(&nic, 1);

@@ -114,7 +114,11 @@ enum elan_nic_state {
  * tag = vaddr page | ELAN_MMU_* flags; 0 is an empty entry.  The driver
  * installs pfn first and tag last (release), removes by writing tag = 0.
  * The NIC reads tag, pfn, then tag again, and uses pfn only if both tags
- * are equal, valid and match; the shootdown covers the rest.
+ * are equal, valid and match; the shootdown covers the rest.  Evicting an
+ * entry (replacing it to make room) needs no shootdown at once, but a
+ * chunk may still be using the victim's page: the next removal of a
+ * translation of that context must wait for the engines even when the
+ * entry it removes was not in the table.
  */
 struct elan_hw_tlbe {
 	__u64 tag;
@@ -149,5 +153,37 @@ struct elan_hw_ctx {
 #define ELAN_CTX_MMU_SIZE	(ELAN_MMU_SETS * ELAN_MMU_WAYS * sizeof(struct elan_hw_tlbe))
 #define ELAN_CTX_STRIDE		(256u << 10)
 #define ELAN_REGION_OFF_CTX	(64u << 10)
+
+/* Where the pieces of one context lie (see the layout above). */
+struct elan_hw_ctx_map {
+	struct elan_hw_ctx *ctl;		/* kernel only */
+	struct elan_user_ctl *uctl;		/* CMD area: user ctl ... */
+	struct elan_cmd *cmdq;			/* ... and command queue */
+	struct elan_user_status *status;	/* EVT area: NIC status ... */
+	struct elan_event *evq;			/* ... event ring ... */
+	__u8 *recvq;				/* ... and receive ring */
+	struct elan_hw_tlbe *mmu;		/* kernel only */
+};
+
+/*
+ * The map of the context whose block starts at @base: region +
+ * header.ctx_off + index * header.ctx_stride (ELAN_REGION_OFF_CTX and
+ * ELAN_CTX_STRIDE as the NIC lays it out).
+ */
+static inline struct elan_hw_ctx_map elan_hw_ctx_map(void *base)
+{
+	__u8 *b = (__u8 *)base;
+	struct elan_hw_ctx_map m;
+
+	m.ctl = (struct elan_hw_ctx *)(void *)(b + ELAN_CTX_OFF_CTL);
+	m.uctl = (struct elan_user_ctl *)(void *)(b + ELAN_CTX_OFF_CMD);
+	m.cmdq = (struct elan_cmd *)(void *)(b + ELAN_CTX_OFF_CMD + ELAN_PAGE);
+	m.status = (struct elan_user_status *)(void *)(b + ELAN_CTX_OFF_EVT);
+	m.evq = (struct elan_event *)(void *)(b + ELAN_CTX_OFF_EVT +
+					      ELAN_EVT_OFF_EVQ);
+	m.recvq = b + ELAN_CTX_OFF_EVT + ELAN_EVT_OFF_RECVQ;
+	m.mmu = (struct elan_hw_tlbe *)(void *)(b + ELAN_CTX_OFF_MMU);
+	return m;
+}
 
 #endif /* ELAN_HW_H */

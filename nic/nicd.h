@@ -44,6 +44,7 @@ struct nicd_wait {
 	uint32_t req_seq;
 	uint32_t epoch;		/* node epoch when posted */
 	uint64_t deadline;	/* ns, CLOCK_MONOTONIC */
+	uint64_t vpage;		/* NICD_W_FAULT: the page asked for */
 };
 
 /*
@@ -65,7 +66,12 @@ struct nicd_op {
 	uint64_t old;		/* atomics: fetched value */
 	struct nicd_target t;
 	struct nicd_wait w;
-	uint32_t retries;	/* fault round trips without progress */
+	uint32_t retries;	/* acks in a row for one page still missing */
+	uint64_t acked_page;	/* the page of the last fault acked OK */
+	uint16_t acked_node;
+	uint8_t acked_remote;
+	uint8_t acked;		/* acked_* valid (since the last progress) */
+	uint64_t stall_since;	/* ns: first ack since the last progress */
 	uint8_t started;	/* target resolved */
 	uint8_t tev_reserved;	/* holds an event credit at the target */
 	uint8_t atomic_done;
@@ -96,6 +102,8 @@ struct nicd_ctx {
 	uint8_t has_op;
 	uint8_t notify;		/* on the notify list this step */
 	uint8_t blocked;	/* waits for ring space (polled) */
+	uint8_t space_want;	/* this step: an op found a ring of ours full */
+	uint32_t waiting_pub;	/* the status page's nic_waiting */
 	struct nicd_op op;
 	/* pointers into the region */
 	struct elan_hw_ctx *ctl;
@@ -154,16 +162,27 @@ struct nicd_engine {
 	void *hook_arg;
 };
 
+/* A context that was just given events or messages (adaptive polling). */
+struct nicd_watch {
+	uint32_t node, ctx, gen;
+	uint32_t ev_tail, recv_tail;	/* posted up to here */
+};
+#define NICD_WATCH	16
+
 struct nicd {
 	uint32_t nodes;			/* node ids are < nodes */
 	uint32_t n_engines;
 	struct nicd_node node[ELAN_MAX_NODES];
 	uint64_t nodes_up;
 	uint64_t fault_timeout_ns;	/* default 10 s */
-	uint32_t max_fault_retries;	/* round trips on one page, default 1000 */
+	uint32_t max_fault_retries;	/* acks OK for a page that stays missing, default 1000 */
 	uint32_t chunk_budget;		/* chunks per context per step */
 	uint32_t sleeping;
 	uint8_t backpressure;		/* an op waits for ring space */
+	uint32_t wait_seq;		/* last nic_waiting value published */
+	/* the contexts of the last step that posted anything */
+	struct nicd_watch watch[NICD_WATCH];
+	uint32_t nwatch;
 	uint64_t rescan_at;		/* ns: next periodic ctl rescan */
 	uint64_t (*now)(void);		/* clock (ns); tests may replace it */
 	void (*irq)(void *arg, uint32_t node, uint32_t vector);
@@ -228,6 +247,14 @@ void nicd_set_sleeping(struct nicd *n, int on);
  * never. */
 uint64_t nicd_next_timeout(struct nicd *n);
 
+/*
+ * 1 if a context that was given events or messages by the last step that
+ * posted any has not consumed them yet (its process is not polling: it
+ * computes, sleeps, or waits for the CPU the NIC spins on).  The polling
+ * loop stops spinning early then.
+ */
+int nicd_consumers_behind(struct nicd *n);
+
 /* Heartbeat: write the clock into every header. */
 void nicd_heartbeat(struct nicd *n);
 
@@ -287,6 +314,13 @@ void nicd_rna_event_release(struct nicd *n, const struct nicd_target *t);
 void nicd_rna_event_post(struct nicd *n, struct nicd_engine *e,
 			 const struct nicd_target *t,
 			 const struct elan_event *ev);
+
+/*
+ * While an op waits for ring space, the consumer rings the doorbell after
+ * it made room (status.nic_waiting); the rings are still polled this
+ * often, for consumers that do not (an older libelan).
+ */
+#define NICD_SPACE_POLL_NS	10000000ull
 
 /* The page size the engine splits at. */
 #define NICD_PAGE	4096u

@@ -62,7 +62,7 @@ static int ev_credit(struct nicd_ctx *c)
 /* Write an event into c's ring; the caller holds a credit. */
 static void post_event(struct nicd_ctx *c, const struct elan_event *ev)
 {
-	struct elan_event *s = &c->evq[c->ev_tail % ELAN_EVQ_ENTRIES];
+	struct elan_event *s = elan_evq_slot(c->evq, c->ev_tail);
 
 	if (c->ev_reserved)
 		c->ev_reserved--;
@@ -74,7 +74,7 @@ static void post_event(struct nicd_ctx *c, const struct elan_event *ev)
 	s->status = ev->status;
 	s->op = ev->op;
 	s->pad = 0;
-	STORE_REL(&s->seq, c->ev_tail + 1);
+	STORE_REL(&s->seq, elan_ring_seq(c->ev_tail));
 	c->ev_tail++;
 }
 
@@ -141,7 +141,10 @@ static void ctx_adopt(struct nicd *n, struct nicd_ctx *c, uint32_t gen)
 	c->cmd_tail = c->ev_tail = c->recv_tail = 0;
 	c->ev_reserved = 0;
 	c->blocked = 0;
+	c->space_want = 0;
+	c->waiting_pub = 0;
 	c->state = ELAN_CTX_ACTIVE;
+	STORE(&c->ust->nic_waiting, 0u);
 	STORE(&c->ust->node, nd->id);
 	STORE(&c->ust->ctx, c->idx);
 	STORE(&c->ust->cmd_tail, 0u);
@@ -321,7 +324,7 @@ int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
 	struct elan_recv_hdr *h;
 	struct nicd_ctx *tc;
 	uint32_t head, used;
-	uint8_t *slot, *p;
+	uint8_t *p;
 	int r, i;
 
 	tc = target_ctx(n, t, &r);
@@ -335,12 +338,11 @@ int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
 	}
 	if (used == ELAN_RECVQ_ENTRIES) {
 		w->kind = NICD_W_SPACE;
+		tc->space_want = 1;
 		return NICD_PENDING;
 	}
-	slot = tc->recvq + (size_t)(tc->recv_tail % ELAN_RECVQ_ENTRIES) *
-		ELAN_RECV_SLOT;
-	h = (struct elan_recv_hdr *)slot;
-	p = slot + ELAN_RECV_HDR;
+	h = elan_recvq_slot(tc->recvq, tc->recv_tail);
+	p = (uint8_t *)h + ELAN_RECV_HDR;
 	if (e->chunk_hook)
 		e->chunk_hook(n, e, e->hook_arg);
 	for (i = 0; i < iovcnt; i++) {
@@ -351,7 +353,7 @@ int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
 	h->tag = tag;
 	h->len = len;
 	memset(h->pad, 0, sizeof(h->pad));
-	STORE_REL(&h->seq, tc->recv_tail + 1);
+	STORE_REL(&h->seq, elan_ring_seq(tc->recv_tail));
 	tc->recv_tail++;
 	notify(e, tc);
 	return 0;
@@ -373,6 +375,7 @@ int nicd_rna_event_reserve(struct nicd *n, const struct nicd_target *t,
 	}
 	if (r == 0) {
 		w->kind = NICD_W_SPACE;
+		tc->space_want = 1;
 		return NICD_PENDING;
 	}
 	tc->ev_reserved++;
@@ -425,6 +428,49 @@ static int remote_event(struct nicd *n, struct nicd_engine *e,
 	return 0;
 }
 
+/*
+ * A fault of the op was answered "loaded" (0: retry the access).  Two
+ * things end the op instead:
+ *  - the page just loaded is missing again at once, max_fault_retries
+ *    times in a row: the driver acks but does not load;
+ *  - no chunk moved for fault_timeout_ns although every fault was
+ *    answered: the translations one chunk needs keep evicting each other
+ *    (a driver whose MMU replacement cannot hold them both).
+ * A chunk whose two pages fault one after the other (the normal case)
+ * counts as neither.
+ */
+static int fault_acked(struct nicd *n, struct nicd_ctx *c,
+		       const struct nicd_wait *w)
+{
+	struct nicd_op *op = &c->op;
+	uint64_t now = n->now();
+
+	if (op->acked && op->acked_page == w->vpage &&
+	    op->acked_node == w->node && op->acked_remote == w->remote) {
+		if (++op->retries > n->max_fault_retries) {
+			nicd_node_logf(n, c->nd, NICD_LOG_WARN,
+				       "node %u ctx %u: page 0x%" PRIx64 " still missing after %u acks",
+				       c->nd->id, c->idx, w->vpage, op->retries);
+			return w->remote ? ELAN_E_REMOTE_FAULT : ELAN_E_LOCAL_FAULT;
+		}
+	} else {
+		op->retries = 1;
+		op->acked_page = w->vpage;
+		op->acked_node = w->node;
+		op->acked_remote = w->remote;
+		op->acked = 1;
+	}
+	if (!op->stall_since)
+		op->stall_since = now;
+	else if (now - op->stall_since > n->fault_timeout_ns) {
+		nicd_node_logf(n, c->nd, NICD_LOG_WARN,
+			       "node %u ctx %u: no progress for %.1f s although every fault was answered: translations evict each other",
+			       c->nd->id, c->idx, n->fault_timeout_ns / 1e9);
+		return w->remote ? ELAN_E_REMOTE_FAULT : ELAN_E_LOCAL_FAULT;
+	}
+	return 0;
+}
+
 /* Common start of a remote op and the end of its waits.  0: go on. */
 static int op_prepare(struct nicd *n, struct nicd_ctx *c)
 {
@@ -438,7 +484,7 @@ static int op_prepare(struct nicd *n, struct nicd_ctx *c)
 		op->started = 1;
 	}
 	if (op->w.kind != NICD_W_NONE) {
-		int fault = op->w.kind == NICD_W_FAULT;
+		struct nicd_wait w = op->w;
 
 		/* the target may have gone while the op waited */
 		if (!target_ctx(n, &op->t, &r))
@@ -446,11 +492,13 @@ static int op_prepare(struct nicd *n, struct nicd_ctx *c)
 		r = nicd_wait_poll(n, &op->w);
 		if (r)
 			return r;
-		if (fault && ++op->retries > n->max_fault_retries) {
-			nicd_node_logf(n, c->nd, NICD_LOG_WARN,
-				       "node %u ctx %u: %u fault round trips without progress",
-				       c->nd->id, c->idx, op->retries);
-			return op->w.remote ? ELAN_E_REMOTE_FAULT : ELAN_E_LOCAL_FAULT;
+		if (w.kind == NICD_W_FAULT) {
+			/* answered: retry (a full fault queue keeps its
+			 * kind, whose deadline counts from the first try) */
+			op->w.kind = NICD_W_NONE;
+			r = fault_acked(n, c, &w);
+			if (r)
+				return r;
 		}
 	}
 	if ((op->cmd.flags & ELAN_CMDF_REMOTE_EVENT) && !op->tev_reserved) {
@@ -467,6 +515,8 @@ static void progress(struct nicd_op *op)
 {
 	op->w.kind = NICD_W_NONE;
 	op->retries = 0;
+	op->acked = 0;
+	op->stall_since = 0;
 }
 
 static int op_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
@@ -646,8 +696,8 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c)
 	c->blocked = 0;
 	while (budget && c->state == ELAN_CTX_ACTIVE) {
 		if (!c->has_op) {
-			slot = &c->cmdq[c->cmd_tail % ELAN_CMDQ_ENTRIES];
-			if (LOAD_ACQ(&slot->seq) != c->cmd_tail + 1)
+			slot = elan_cmdq_slot(c->cmdq, c->cmd_tail);
+			if (LOAD_ACQ(&slot->seq) != elan_ring_seq(c->cmd_tail))
 				break;		/* not ready */
 			r = ev_credit(c);
 			if (r < 0) {
@@ -657,6 +707,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c)
 			}
 			if (r == 0) {		/* back-pressure */
 				c->blocked = 1;
+				c->space_want = 1;
 				n->backpressure = 1;
 				break;
 			}
@@ -693,6 +744,43 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c)
 		work++;
 	}
 	return work + (int)(start - budget);
+}
+
+/*
+ * Publish status.nic_waiting of every context: set while an op found one
+ * of its rings full in this step.  A newly set flag is fenced and counts
+ * as work, so the rings are looked at once more before the NIC may sleep
+ * (the consumer stores its head, fences, then reads the flag).
+ */
+static int publish_waiting(struct nicd *n)
+{
+	uint32_t i, m;
+	int newly = 0;
+
+	for (i = 0; i < n->nodes; i++) {
+		struct nicd_node *nd = &n->node[i];
+
+		if (!nd->up)
+			continue;
+		for (m = nd->active_mask; m; m &= m - 1) {
+			struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
+
+			if (c->space_want && !c->waiting_pub) {
+				if (++n->wait_seq == 0)
+					n->wait_seq = 1;
+				c->waiting_pub = n->wait_seq;
+				STORE(&c->ust->nic_waiting, c->waiting_pub);
+				newly = 1;
+			} else if (!c->space_want && c->waiting_pub) {
+				c->waiting_pub = 0;
+				STORE(&c->ust->nic_waiting, 0u);
+			}
+			c->space_want = 0;
+		}
+	}
+	if (newly)
+		atomic_thread_fence(memory_order_seq_cst);
+	return newly;
 }
 
 void nicd_doorbell(struct nicd *n, uint32_t node, uint32_t vector)
@@ -739,15 +827,27 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 			work += ctx_run(n, e, &nd->ctx[j]);
 		}
 	}
+	work += publish_waiting(n);
 	/* Interrupts, coalesced: one per node and vector per step. */
 	if (e->nnotify) {
 		atomic_thread_fence(memory_order_seq_cst);
+		n->nwatch = 0;
 		for (i = 0; i < e->nnotify; i++) {
 			struct nicd_ctx *c = e->notify[i];
 
 			c->notify = 0;
 			if (c->nd->up && c->state != ELAN_CTX_FREE)
 				check_armed(c);
+			if (c->nd->up && c->state == ELAN_CTX_ACTIVE &&
+			    n->nwatch < NICD_WATCH) {
+				struct nicd_watch *wt = &n->watch[n->nwatch++];
+
+				wt->node = c->nd->id;
+				wt->ctx = c->idx;
+				wt->gen = c->gen;
+				wt->ev_tail = c->ev_tail;
+				wt->recv_tail = c->recv_tail;
+			}
 		}
 		e->nnotify = 0;
 	}
@@ -768,13 +868,36 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 	return work;
 }
 
+int nicd_consumers_behind(struct nicd *n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n->nwatch && i < NICD_WATCH; i++) {
+		const struct nicd_watch *wt = &n->watch[i];
+		struct nicd_node *nd;
+		struct nicd_ctx *c;
+
+		if (wt->node >= n->nodes || wt->ctx >= ELAN_MAX_CTX)
+			continue;
+		nd = &n->node[wt->node];
+		c = &nd->ctx[wt->ctx];
+		if (!nd->up || c->state != ELAN_CTX_ACTIVE || c->gen != wt->gen)
+			continue;
+		/* heads are untrusted: only compared, never used */
+		if ((int32_t)(LOAD(&c->uctl->ev_head) - wt->ev_tail) < 0 ||
+		    (int32_t)(LOAD(&c->uctl->recv_head) - wt->recv_tail) < 0)
+			return 1;
+	}
+	return 0;
+}
+
 uint64_t nicd_next_timeout(struct nicd *n)
 {
 	uint64_t now = n->now(), best = UINT64_MAX;
 	uint32_t i, m;
 
-	if (n->backpressure)
-		return 1000000;		/* consumers advance heads silently */
+	if (n->backpressure)		/* consumers ring after making room */
+		return NICD_SPACE_POLL_NS;
 	for (i = 0; i < n->nodes; i++) {
 		struct nicd_node *nd = &n->node[i];
 
@@ -786,8 +909,11 @@ uint64_t nicd_next_timeout(struct nicd *n)
 
 			if (!c->has_op)
 				continue;
-			if (c->op.w.kind == NICD_W_SPACE)
-				return 1000000;
+			if (c->op.w.kind == NICD_W_SPACE) {
+				if (NICD_SPACE_POLL_NS < best)
+					best = NICD_SPACE_POLL_NS;
+				continue;
+			}
 			if (c->op.w.kind != NICD_W_FAULT &&
 			    c->op.w.kind != NICD_W_FAULTQ)
 				continue;

@@ -269,21 +269,20 @@ int nicd_node_up(struct nicd *n, uint32_t node, void *region)
 	nd->irq_pending = 0;
 	for (i = 0; i < ELAN_MAX_CTX; i++) {
 		struct nicd_ctx *c = &nd->ctx[i];
-		uint8_t *base = nd->region + ELAN_REGION_OFF_CTX +
-				(size_t)i * ELAN_CTX_STRIDE;
+		struct elan_hw_ctx_map m = elan_hw_ctx_map(nd->region +
+			ELAN_REGION_OFF_CTX + (size_t)i * ELAN_CTX_STRIDE);
 
 		memset(c, 0, sizeof(*c));
 		c->nd = nd;
 		c->idx = i;
 		c->state = ELAN_CTX_FREE;
-		c->ctl = (struct elan_hw_ctx *)(base + ELAN_CTX_OFF_CTL);
-		c->uctl = (struct elan_user_ctl *)(base + ELAN_CTX_OFF_CMD);
-		c->cmdq = (struct elan_cmd *)(base + ELAN_CTX_OFF_CMD + ELAN_PAGE);
-		c->ust = (struct elan_user_status *)(base + ELAN_CTX_OFF_EVT);
-		c->evq = (struct elan_event *)(base + ELAN_CTX_OFF_EVT +
-					       ELAN_EVT_OFF_EVQ);
-		c->recvq = base + ELAN_CTX_OFF_EVT + ELAN_EVT_OFF_RECVQ;
-		c->mmu = (struct elan_hw_tlbe *)(base + ELAN_CTX_OFF_MMU);
+		c->ctl = m.ctl;
+		c->uctl = m.uctl;
+		c->cmdq = m.cmdq;
+		c->ust = m.status;
+		c->evq = m.evq;
+		c->recvq = m.recvq;
+		c->mmu = m.mmu;
 	}
 	h->version = ELAN_HW_VERSION;
 	h->region_size = ELAN_REGION_SIZE;

@@ -101,6 +101,7 @@ static int fault_post(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
 	w->remote = remote;
 	w->node = nd->id;
 	w->epoch = nd->epoch;
+	w->vpage = vpage;
 	/* Join a request for the same page that is still unanswered (a write
 	 * request covers a read). */
 	if (nd->faults_pending) {

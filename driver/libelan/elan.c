@@ -159,7 +159,7 @@ int elan_post(elan_ctx_t *c, const struct elan_cmd *cmd)
 		return -EPIPE;
 	if (pos - LOAD_ACQ(&c->status->cmd_tail) >= ELAN_CMDQ_ENTRIES)
 		return -EAGAIN;
-	slot = &c->cmdq[pos & (ELAN_CMDQ_ENTRIES - 1)];
+	slot = elan_cmdq_slot(c->cmdq, pos);
 	slot->op = cmd->op;
 	slot->aop = cmd->aop;
 	slot->flags = cmd->flags;
@@ -171,7 +171,7 @@ int elan_post(elan_ctx_t *c, const struct elan_cmd *cmd)
 	slot->operand = cmd->operand;
 	slot->compare = cmd->compare;
 	slot->tag = cmd->tag;
-	STORE_REL(&slot->seq, pos + 1);
+	STORE_REL(&slot->seq, elan_ring_seq(pos));
 	c->cmd_pos = pos + 1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (LOAD(&c->status->nic_sleeping))
@@ -245,18 +245,29 @@ int elan_nop(elan_ctx_t *c, uint64_t cookie)
 static const struct elan_event *next_event(const elan_ctx_t *c)
 {
 	const struct elan_event *e =
-		&c->evq[c->ev_head & (ELAN_EVQ_ENTRIES - 1)];
+		elan_evq_slot((struct elan_event *)c->evq, c->ev_head);
 
-	return LOAD_ACQ(&e->seq) == c->ev_head + 1 ? e : NULL;
+	return LOAD_ACQ(&e->seq) == elan_ring_seq(c->ev_head) ? e : NULL;
 }
 
 static const struct elan_recv_hdr *next_msg(const elan_ctx_t *c)
 {
-	const struct elan_recv_hdr *h = (const void *)(c->recvq +
-		(size_t)(c->recv_head & (ELAN_RECVQ_ENTRIES - 1)) *
-		ELAN_RECV_SLOT);
+	const struct elan_recv_hdr *h =
+		elan_recvq_slot((void *)c->recvq, c->recv_head);
 
-	return LOAD_ACQ(&h->seq) == c->recv_head + 1 ? h : NULL;
+	return LOAD_ACQ(&h->seq) == elan_ring_seq(c->recv_head) ? h : NULL;
+}
+
+/*
+ * Room was made in a ring: if an operation of the NIC waits for it and
+ * the NIC sleeps, wake it.  The fence orders the head store before the
+ * flag loads; the NIC sets its flags, fences, then reads the heads.
+ */
+static void room_made(elan_ctx_t *c)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (LOAD(&c->status->nic_waiting) && LOAD(&c->status->nic_sleeping))
+		ioctl(c->fd, ELAN_IOC_DOORBELL);
 }
 
 int elan_poll_event(elan_ctx_t *c, struct elan_event *ev)
@@ -269,6 +280,7 @@ int elan_poll_event(elan_ctx_t *c, struct elan_event *ev)
 	c->ev_head++;
 	/* The slot is read before the NIC may reuse it. */
 	STORE_REL(&c->ctl->ev_head, c->ev_head);
+	room_made(c);
 	return 1;
 }
 
@@ -293,6 +305,7 @@ void elan_recv_release(elan_ctx_t *c)
 	c->recv_head++;
 	/* The payload is read before the NIC may reuse the slot. */
 	STORE_REL(&c->ctl->recv_head, c->recv_head);
+	room_made(c);
 }
 
 int elan_wait(elan_ctx_t *c, int timeout_ms)

@@ -151,7 +151,15 @@ struct elan_user_status {
 	__u32 error;		/* enum elan_status of a context failure */
 	__u32 node;		/* this node */
 	__u32 ctx;		/* this context */
-	__u32 pad[1018];
+	/*
+	 * Nonzero while an operation of the NIC waits for space in this
+	 * context's event ring or receive ring.  A consumer that moved
+	 * ev_head or recv_head issues a full fence, then reads this and
+	 * nic_sleeping, and rings the doorbell when both are set.  (A NIC
+	 * that never sets it polls the rings instead.)
+	 */
+	__u32 nic_waiting;
+	__u32 pad[1017];
 };
 
 enum elan_ctx_state {
@@ -165,6 +173,34 @@ enum elan_ctx_state {
 #define ELAN_EVT_OFF_EVQ	ELAN_PAGE
 #define ELAN_EVT_OFF_RECVQ	(ELAN_PAGE + ELAN_EVQ_ENTRIES * 32)
 #define ELAN_EVT_AREA_SIZE	(ELAN_EVT_OFF_RECVQ + ELAN_RECVQ_ENTRIES * ELAN_RECV_SLOT)
+
+/*
+ * Ring slots.  A slot at ring position @pos (a free-running __u32) is
+ * valid when its seq field holds elan_ring_seq(pos); the producer writes
+ * it last (release), the consumer reads it first (acquire).
+ */
+static inline __u32 elan_ring_seq(__u32 pos)
+{
+	return pos + 1;
+}
+
+static inline struct elan_cmd *elan_cmdq_slot(struct elan_cmd *cmdq, __u32 pos)
+{
+	return &cmdq[pos & (ELAN_CMDQ_ENTRIES - 1)];
+}
+
+static inline struct elan_event *elan_evq_slot(struct elan_event *evq,
+					       __u32 pos)
+{
+	return &evq[pos & (ELAN_EVQ_ENTRIES - 1)];
+}
+
+/* The receive slot at @pos: its struct elan_recv_hdr, payload after it. */
+static inline struct elan_recv_hdr *elan_recvq_slot(void *recvq, __u32 pos)
+{
+	return (struct elan_recv_hdr *)((char *)recvq +
+		(unsigned long)(pos & (ELAN_RECVQ_ENTRIES - 1)) * ELAN_RECV_SLOT);
+}
 
 /* mmap offsets of the two areas (multiples of the page size). */
 #define ELAN_MMAP_CMD		0

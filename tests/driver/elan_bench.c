@@ -1,28 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * elan_bench: libelan microbenchmarks in one guest, beside memcpy.
+ * elan_bench: libelan microbenchmarks, printed (not checked for speed).
  *
- * The context puts and gets into its own memory (dst = its own address),
- * so the whole path runs: command queue, nicd's translation walk and copy
- * between guest RAM, completion event.  Printed, not checked for speed:
- * the machine is shared and the guest CPU emulated; memcpy of the same
- * sizes in the same run is the reference.
+ *   elan_bench [-n ITERS] [-l] [local]  one guest: puts and gets into the
+ *                                       context's own memory
+ *   elan_bench target DIR               passive target on another node
+ *   elan_bench [-n ITERS] initiator DIR node0 -> the target's node
+ *   elan_bench [-n ITERS] memcpy        memcpy only (run it on the host:
+ *                                       the NIC copies natively there)
  *
- *   elan_bench [iterations]
+ * -l: the latency rows only.
  *
- * Sizes stop at 1 MiB: with source and destination in one context, a
- * 16 MiB put fails with a fault error (both sides compete for one NIC MMU
- * and evict each other; see the issue notes).
+ * DIR is a directory both nodes see (the repository share): the target
+ * writes DIR/bench.info with its NIC address and buffers and then only
+ * waits (its CPU does nothing for the transfers) until the initiator's
+ * "done" message.
+ *
+ * Every figure is printed in a table and as a line
+ *   CSV,name,size,value,unit
+ * for the main job.  Latency: each operation posted and its completion
+ * polled for, ITERS times after a warm-up; min, median, p90 and max, and
+ * how many doorbells (the NIC was asleep) per operation.  Bandwidth: best
+ * and median of the transfers of each size, beside memcpy of the same
+ * sizes in the same process.  The machine is shared and the guest CPU is
+ * emulated (TCG): compare columns of one run, not runs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../driver/libelan/elan.h"
+
+#define CAP		0xbe4c4beeULL
+#define MiB		(1024UL * 1024)
+#define PG		4096UL
+#define BUFSZ		(16 * MiB)
+#define FTSZ		(4 * MiB)	/* first-touch measurements */
+#define TAG_DONE	0xd0e
+#define PARAM		"/sys/module/elan/parameters/"
+
+static const size_t bw_sizes[] = {
+	4096, 16384, 65536, 262144, MiB, 4 * MiB, 16 * MiB,
+};
+#define NBW (sizeof(bw_sizes) / sizeof(bw_sizes[0]))
+
+static int iters = 200;
+static int lat_only;		/* -l: latency rows only */
+static uint64_t cookie;
 
 static double now(void)
 {
@@ -32,118 +64,551 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Wait for the event of @cookie; exit on an error status. */
-static void wait_done(elan_ctx_t *c, uint64_t cookie)
+static void die(const char *fmt, const char *what)
+{
+	fprintf(stderr, "elan_bench: ");
+	fprintf(stderr, fmt, what);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void csv(const char *name, uint64_t size, double value,
+		const char *unit)
+{
+	printf("CSV,%s,%" PRIu64 ",%.3f,%s\n", name, size, value, unit);
+}
+
+static char *map(size_t len, int touch)
+{
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	if (touch)
+		memset(p, 0x5a, len);
+	return p;
+}
+
+/* Wait for the event of @ck; exit on an error status.  Returns the event. */
+static struct elan_event wait_done(elan_ctx_t *c, uint64_t ck)
 {
 	struct elan_event ev;
 	int r;
 
 	for (;;) {
 		r = elan_poll_event(c, &ev);
-		if (r < 0) {
-			fprintf(stderr, "elan_bench: context failed\n");
-			exit(1);
-		}
+		if (r < 0)
+			die("context failed: %s", strerror(-r));
 		if (r == 0)
 			continue;
-		if (ev.status) {
-			fprintf(stderr, "elan_bench: %s\n",
-				elan_strerror(ev.status));
-			exit(1);
-		}
-		if (ev.cookie == cookie)
-			return;
+		if (ev.type != ELAN_EV_DONE)
+			continue;
+		if (ev.status)
+			die("operation failed: %s", elan_strerror(ev.status));
+		if (ev.cookie == ck)
+			return ev;
 	}
 }
 
-static uint64_t cookie;
+enum { OP_PUT, OP_GET, OP_FADD, OP_CSWAP };
 
-/* One put (or get) of @len and its completion: seconds. */
-static double xfer(elan_ctx_t *c, int put, char *a, char *b, size_t len)
+/* One operation and its completion: seconds. */
+static double op1(elan_ctx_t *c, uint32_t dst, int op, void *l, uint64_t r,
+		  size_t len)
 {
+	static uint64_t fetch;
 	double t = now();
-	int r;
+	int ret;
 
 	cookie++;
 	do {
-		r = put ? elan_put(c, elan_addr(c), a, (uintptr_t)b, len,
-				   cookie, 0) :
-			  elan_get(c, elan_addr(c), a, (uintptr_t)b, len,
-				   cookie, 0);
-	} while (r == -EAGAIN);
-	if (r) {
-		fprintf(stderr, "elan_bench: post: %s\n", strerror(-r));
-		exit(1);
-	}
+		switch (op) {
+		case OP_PUT:
+			ret = elan_put(c, dst, l, r, len, cookie, 0);
+			break;
+		case OP_GET:
+			ret = elan_get(c, dst, l, r, len, cookie, 0);
+			break;
+		case OP_FADD:
+			ret = elan_atomic(c, dst, r, ELAN_AOP_ADD, 1, 0, &fetch,
+					  cookie, 0);
+			break;
+		default:
+			ret = elan_atomic(c, dst, r, ELAN_AOP_CSWAP, fetch + 1,
+					  fetch, &fetch, cookie, 0);
+			break;
+		}
+	} while (ret == -EAGAIN);
+	if (ret)
+		die("post: %s", strerror(-ret));
 	wait_done(c, cookie);
 	return now() - t;
 }
 
-static char *map(size_t len)
+/* The driver's doorbell count (debugfs), or -1. */
+static long long doorbells(void)
 {
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	FILE *f = fopen("/sys/kernel/debug/elan/counters", "r");
+	char name[64];
+	long long v, r = -1;
 
-	if (p == MAP_FAILED) {
-		perror("mmap");
-		exit(1);
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", name, &v) == 2)
+		if (!strcmp(name, "doorbells"))
+			r = v;
+	fclose(f);
+	return r;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct stats {
+	double min, med, p90, max;
+};
+
+static struct stats stats_of(double *s, int n)
+{
+	struct stats st;
+
+	qsort(s, n, sizeof(*s), cmp_d);
+	st.min = s[0];
+	st.med = s[n / 2];
+	st.p90 = s[n * 9 / 10];
+	st.max = s[n - 1];
+	return st;
+}
+
+static const char *const op_name[] = { "put", "get", "fetch-add", "cswap" };
+
+/* Latency of @op of @len: @iters samples after a warm-up; one table row. */
+static void latency(elan_ctx_t *c, uint32_t dst, const char *where, int op,
+		    void *l, uint64_t r, size_t len)
+{
+	double *s = calloc(iters, sizeof(*s));
+	long long db0, db1;
+	struct stats st;
+	char name[64];
+	int i;
+
+	if (!s)
+		die("%s", "out of memory");
+	for (i = 0; i < 10; i++)
+		op1(c, dst, op, l, r, len);
+	db0 = doorbells();
+	for (i = 0; i < iters; i++)
+		s[i] = op1(c, dst, op, l, r, len) * 1e6;
+	db1 = doorbells();
+	st = stats_of(s, iters);
+	printf("%-10s %-9s %8zu %8.1f %8.1f %8.1f %8.1f %10.2f\n", where,
+	       op_name[op], len, st.min, st.med, st.p90, st.max,
+	       db0 < 0 ? -1.0 : (double)(db1 - db0) / iters);
+	snprintf(name, sizeof(name), "%s_%s_lat_min", where, op_name[op]);
+	csv(name, len, st.min, "us");
+	snprintf(name, sizeof(name), "%s_%s_lat_median", where, op_name[op]);
+	csv(name, len, st.med, "us");
+	snprintf(name, sizeof(name), "%s_%s_lat_p90", where, op_name[op]);
+	csv(name, len, st.p90, "us");
+	snprintf(name, sizeof(name), "%s_%s_lat_max", where, op_name[op]);
+	csv(name, len, st.max, "us");
+	if (db0 >= 0) {
+		snprintf(name, sizeof(name), "%s_%s_doorbells", where,
+			 op_name[op]);
+		csv(name, len, (double)(db1 - db0) / iters, "per_op");
 	}
-	return p;
+	free(s);
+}
+
+static void latency_header(void)
+{
+	printf("%-10s %-9s %8s %8s %8s %8s %8s %10s\n", "latency", "op",
+	       "bytes", "min us", "med us", "p90 us", "max us", "doorbell/op");
+}
+
+/* Transfers of one size: n samples, MB/s best and median. */
+static int bw_iters(size_t len)
+{
+	int n = (int)(64 * MiB / len);
+
+	if (n > iters)
+		n = iters;
+	return n < 3 ? 3 : n;
+}
+
+static void memcpy_bw(size_t len, char *a, char *b, struct stats *st)
+{
+	int i, n = bw_iters(len);
+	double s[n > 0 ? n : 1], t;
+
+	for (i = 0; i < n; i++) {
+		t = now();
+		memcpy(b + 3, a + 1, len);
+		__asm__ volatile("" : : "r"(b) : "memory");
+		s[i] = now() - t;
+	}
+	*st = stats_of(s, n);
+}
+
+static void bandwidth(elan_ctx_t *c, uint32_t dst, const char *where,
+		      char *l, uint64_t r, char *m1, char *m2)
+{
+	struct stats sp, sg, sm;
+	char name[64];
+	size_t k, len;
+	int i, n;
+
+	printf("%-10s %9s %10s %10s %10s %10s %12s\n", "bandwidth", "bytes",
+	       "put best", "put med", "get best", "get med", "memcpy best");
+	for (k = 0; k < NBW; k++) {
+		len = bw_sizes[k];
+		n = bw_iters(len);
+		{
+			double s[n];
+
+			for (i = 0; i < n; i++)
+				s[i] = op1(c, dst, OP_PUT, l + 1, r + 3, len);
+			sp = stats_of(s, n);
+			for (i = 0; i < n; i++)
+				s[i] = op1(c, dst, OP_GET, l + 5, r + 7, len);
+			sg = stats_of(s, n);
+		}
+		memcpy_bw(len, m1, m2, &sm);
+		printf("%-10s %9zu %10.1f %10.1f %10.1f %10.1f %12.1f  MB/s\n",
+		       where, len, len / sp.min / 1e6, len / sp.med / 1e6,
+		       len / sg.min / 1e6, len / sg.med / 1e6,
+		       len / (sm.min > 0 ? sm.min : 1e-9) / 1e6);
+		snprintf(name, sizeof(name), "%s_put_bw_best", where);
+		csv(name, len, len / sp.min / 1e6, "MB/s");
+		snprintf(name, sizeof(name), "%s_put_bw_median", where);
+		csv(name, len, len / sp.med / 1e6, "MB/s");
+		snprintf(name, sizeof(name), "%s_get_bw_best", where);
+		csv(name, len, len / sg.min / 1e6, "MB/s");
+		snprintf(name, sizeof(name), "%s_get_bw_median", where);
+		csv(name, len, len / sg.med / 1e6, "MB/s");
+		csv("guest_memcpy_bw_best", len,
+		    len / (sm.min > 0 ? sm.min : 1e-9) / 1e6, "MB/s");
+	}
+}
+
+/* ------------------------------------------------------------ first touch */
+
+static int param_get(const char *name)
+{
+	char path[128];
+	FILE *f;
+	int v = -1;
+
+	snprintf(path, sizeof(path), PARAM "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int param_set(const char *name, int v)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAM "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%d\n", v);
+	return fclose(f) ? -1 : 0;
+}
+
+static struct elan_counters counters(elan_ctx_t *c)
+{
+	struct elan_counters k;
+
+	memset(&k, 0, sizeof(k));
+	elan_counters(c, &k);
+	return k;
+}
+
+/* A get of FTSZ from the target into @l: the NIC's local write faults. */
+static void touch_row(elan_ctx_t *c, uint32_t dst, uint64_t r, char *l,
+		      const char *what, const char *key)
+{
+	struct elan_counters k0, k1;
+	double t, pages = FTSZ / PG, faults;
+
+	k0 = counters(c);
+	t = op1(c, dst, OP_GET, l, r, FTSZ);
+	k1 = counters(c);
+	faults = (double)(k1.faults - k0.faults);
+	printf("%-44s %10.1f %10.2f %10.1f\n", what, t * 1e6 / pages,
+	       faults / pages, faults ? t * 1e6 / faults : 0.0);
+	csv(key, PG, t * 1e6 / pages, "us_per_page");
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s_faults", key);
+		csv(name, PG, faults / pages, "faults_per_page");
+		snprintf(name, sizeof(name), "%s_per_fault", key);
+		csv(name, PG, faults ? t * 1e6 / faults : 0.0, "us");
+	}
+}
+
+/*
+ * Write-protect every private page (a fork whose child exits at once),
+ * then write each page from the CPU: the NIC's write translations were
+ * downgraded, and the CPU's write fault re-establishes a writable PTE,
+ * for which the update hook re-loads the translation (preload) unless
+ * the driver's preload parameter is 0.
+ */
+static void fork_and_write(char *l, size_t len)
+{
+	pid_t pid = fork();
+	size_t i;
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	for (i = 0; i < len; i += PG)
+		l[i]++;
+}
+
+static void first_touch(elan_ctx_t *c, uint32_t dst, uint64_t r)
+{
+	int fa = param_get("fault_around"), pl = param_get("preload");
+	char *l;
+
+	printf("%-44s %10s %10s %10s\n", "NIC first touch (get, 4 MiB)",
+	       "us/page", "faults/pg", "us/fault");
+	op1(c, dst, OP_GET, map(FTSZ, 1), r, FTSZ);	/* remote side warm */
+	l = map(FTSZ, 0);
+	touch_row(c, dst, r, l, "page never touched (NIC faults it in)",
+		  "touch_absent");
+	l = map(FTSZ, 1);
+	touch_row(c, dst, r, l, "page present, fault-around",
+		  "touch_present_around");
+	if (fa > 0 && param_set("fault_around", 1) == 0) {
+		l = map(FTSZ, 1);
+		touch_row(c, dst, r, l, "page present, no fault-around (service)",
+			  "touch_present_single");
+		param_set("fault_around", fa);
+	}
+	/* update-hook preload: translations exist, the CPU re-dirties */
+	l = map(FTSZ, 1);
+	op1(c, dst, OP_GET, l, r, FTSZ);
+	fork_and_write(l, FTSZ);
+	touch_row(c, dst, r, l, "after fork + CPU write, preload",
+		  "touch_cow_preload");
+	if (pl > 0 && param_set("preload", 0) == 0) {
+		l = map(FTSZ, 1);
+		op1(c, dst, OP_GET, l, r, FTSZ);
+		fork_and_write(l, FTSZ);
+		touch_row(c, dst, r, l, "after fork + CPU write, no preload",
+			  "touch_cow_nopreload");
+		param_set("preload", pl);
+	}
+}
+
+/* ------------------------------------------------------------ modes */
+
+static elan_ctx_t *open_ctx(void)
+{
+	elan_ctx_t *c;
+	int r = elan_open(CAP, &c);
+
+	if (r)
+		die("elan_open: %s", strerror(-r));
+	return c;
+}
+
+static int run_local(void)
+{
+	elan_ctx_t *c = open_ctx();
+	uint32_t self = elan_addr(c);
+	char *a = map(BUFSZ + PG, 0), *b = map(BUFSZ + PG, 0);
+	char *m1, *m2;
+	double t;
+
+	printf("elan_bench: one guest, context %#x into its own memory, %d iterations\n",
+	       self, iters);
+	if (lat_only) {
+		latency_header();
+		latency(c, self, "local", OP_PUT, a, (uintptr_t)b, 8);
+		latency(c, self, "local", OP_GET, a, (uintptr_t)b, 8);
+		elan_close(c);
+		return 0;
+	}
+	m1 = map(BUFSZ + PG, 1);
+	m2 = map(BUFSZ + PG, 1);
+	/* First touch: NIC faults on pages the CPU never touched. */
+	t = op1(c, self, OP_PUT, a, (uintptr_t)b, BUFSZ);
+	printf("first-touch put 16 MiB: %.1f us per 4 KiB page (NIC faults, both sides)\n",
+	       t * 1e6 / (BUFSZ / PG) / 2);
+	csv("local_first_touch_put", PG, t * 1e6 / (BUFSZ / PG) / 2,
+	    "us_per_page");
+	latency_header();
+	latency(c, self, "local", OP_PUT, a, (uintptr_t)b, 8);
+	latency(c, self, "local", OP_GET, a, (uintptr_t)b, 8);
+	latency(c, self, "local", OP_PUT, a, (uintptr_t)b, 4096);
+	latency(c, self, "local", OP_GET, a, (uintptr_t)b, 4096);
+	bandwidth(c, self, "local", a, (uintptr_t)b, m1, m2);
+	if (memcmp(a + 5, b + 7, BUFSZ - 8))
+		die("%s", "get data differs");
+	elan_close(c);
+	return 0;
+}
+
+struct info {
+	uint32_t addr;
+	uint64_t buf, word;
+};
+
+static int run_target(const char *dir)
+{
+	elan_ctx_t *c = open_ctx();
+	char path[1024], tmp[1100];
+	struct elan_recv_hdr h;
+	struct elan_event ev;
+	const void *p;
+	char *buf = map(BUFSZ + PG, 1);
+	uint64_t *word = (uint64_t *)(void *)map(PG, 1);
+	double end = now() + 3600;
+	FILE *f;
+
+	*word = 0;
+	snprintf(path, sizeof(path), "%s/bench.info", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%x %" PRIx64 " %" PRIx64 "\n", elan_addr(c),
+			  (uint64_t)(uintptr_t)buf,
+			  (uint64_t)(uintptr_t)word) < 0 ||
+	    fclose(f) || rename(tmp, path))
+		die("cannot write %s", path);
+	printf("elan_bench target: context %#x, waiting\n", elan_addr(c));
+	fflush(stdout);
+	/* Passive: the CPU only sleeps until the initiator says done. */
+	while (now() < end) {
+		while (elan_poll_event(c, &ev) == 1)
+			;
+		if (elan_recv(c, &h, &p) == 1) {
+			elan_recv_release(c);
+			if (h.tag == TAG_DONE)
+				break;
+		}
+		if (elan_wait(c, 1000) < 0)
+			die("%s", "context failed");
+	}
+	printf("elan_bench target: done, fetch-add word %" PRIu64 "\n", *word);
+	elan_close(c);
+	return 0;
+}
+
+static int run_initiator(const char *dir)
+{
+	elan_ctx_t *c = open_ctx();
+	char path[1024];
+	struct info inf;
+	char *l = map(BUFSZ + PG, 1);
+	char *m1 = map(BUFSZ + PG, 1), *m2 = map(BUFSZ + PG, 1);
+	double end = now() + 600;
+	FILE *f = NULL;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/bench.info", dir);
+	while (now() < end) {
+		f = fopen(path, "r");
+		if (f)
+			break;
+		usleep(100000);
+	}
+	if (!f || fscanf(f, "%x %" SCNx64 " %" SCNx64, &inf.addr, &inf.buf,
+			 &inf.word) != 3)
+		die("no target info in %s", path);
+	fclose(f);
+	printf("elan_bench: node %u -> node %u (context %#x -> %#x), %d iterations\n",
+	       ELAN_ADDR_NODE(elan_addr(c)), ELAN_ADDR_NODE(inf.addr),
+	       elan_addr(c), inf.addr, iters);
+	/* Warm-up: every translation on both sides once. */
+	op1(c, inf.addr, OP_PUT, l, inf.buf, BUFSZ);
+	op1(c, inf.addr, OP_GET, l, inf.buf, BUFSZ);
+	latency_header();
+	latency(c, inf.addr, "remote", OP_PUT, l, inf.buf, 8);
+	latency(c, inf.addr, "remote", OP_GET, l, inf.buf, 8);
+	latency(c, inf.addr, "remote", OP_PUT, l, inf.buf, 4096);
+	latency(c, inf.addr, "remote", OP_GET, l, inf.buf, 4096);
+	latency(c, inf.addr, "remote", OP_FADD, NULL, inf.word, 8);
+	latency(c, inf.addr, "remote", OP_CSWAP, NULL, inf.word, 8);
+	if (!lat_only) {
+		bandwidth(c, inf.addr, "remote", l, inf.buf, m1, m2);
+		first_touch(c, inf.addr, inf.buf);
+	}
+	cookie++;
+	r = elan_send(c, inf.addr, TAG_DONE, NULL, 0, cookie, 0);
+	if (r == 0)
+		wait_done(c, cookie);
+	elan_close(c);
+	return 0;
+}
+
+static int run_memcpy(void)
+{
+	char *m1 = map(BUFSZ + PG, 1), *m2 = map(BUFSZ + PG, 1);
+	struct stats sm;
+	size_t k;
+
+	printf("%-10s %9s %12s %12s\n", "memcpy", "bytes", "best MB/s",
+	       "median MB/s");
+	for (k = 0; k < NBW; k++) {
+		memcpy_bw(bw_sizes[k], m1, m2, &sm);
+		printf("%-10s %9zu %12.1f %12.1f\n", "host", bw_sizes[k],
+		       bw_sizes[k] / (sm.min > 0 ? sm.min : 1e-9) / 1e6,
+		       bw_sizes[k] / (sm.med > 0 ? sm.med : 1e-9) / 1e6);
+		csv("host_memcpy_bw_best", bw_sizes[k],
+		    bw_sizes[k] / (sm.min > 0 ? sm.min : 1e-9) / 1e6, "MB/s");
+		csv("host_memcpy_bw_median", bw_sizes[k],
+		    bw_sizes[k] / (sm.med > 0 ? sm.med : 1e-9) / 1e6, "MB/s");
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	int iters = argc > 1 ? atoi(argv[1]) : 20;
-	static const size_t sizes[] = { 8, 4096, 65536, 1 << 20 };
-	size_t max = 1 << 20, len, k;
-	double t, best_put, best_get, best_cpy, cold;
-	elan_ctx_t *c;
-	char *a, *b;
-	int i, r;
+	int opt;
 
-	r = elan_open(0xbe4c4ULL ^ (uint64_t)now(), &c);
-	if (r) {
-		fprintf(stderr, "elan_bench: elan_open: %s\n", strerror(-r));
-		return 1;
-	}
-	/* Room for the unaligned offsets past the largest size. */
-	a = map(max + 4096);
-	b = map(max + 4096);
-
-	/* First touch: NIC faults on pages the CPU never touched. */
-	t = xfer(c, 1, a, b, max);
-	cold = t * 1e6 / (max / 4096);
-
-	printf("libelan in one guest (own context), best of %d\n", iters);
-	printf("%-10s %12s %12s %12s %10s %10s\n", "bytes", "put MB/s",
-	       "get MB/s", "memcpy MB/s", "put us", "get us");
-	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		len = sizes[k];
-		best_put = best_get = best_cpy = 1e9;
-		for (i = 0; i < iters; i++) {
-			t = xfer(c, 1, a + 1, b + 3, len);
-			if (t < best_put)
-				best_put = t;
-			t = xfer(c, 0, a + 5, b + 7, len);
-			if (t < best_get)
-				best_get = t;
-			t = now();
-			memcpy(b + 3, a + 1, len);
-			__asm__ volatile("" : : "r"(b) : "memory");
-			t = now() - t;
-			if (t < best_cpy)
-				best_cpy = t;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((opt = getopt(argc, argv, "n:l")) != -1) {
+		if (opt == 'l') {
+			lat_only = 1;
+			continue;
 		}
-		if (memcmp(a + 5, b + 7, len)) {
-			fprintf(stderr, "elan_bench: get data differs\n");
-			return 1;
-		}
-		printf("%-10zu %12.2f %12.2f %12.2f %10.1f %10.1f\n", len,
-		       len / best_put / 1e6, len / best_get / 1e6,
-		       len / (best_cpy > 0 ? best_cpy : 1e-9) / 1e6,
-		       best_put * 1e6, best_get * 1e6);
+		if (opt != 'n')
+			goto usage;
+		iters = atoi(optarg);
+		if (iters < 10)
+			iters = 10;
 	}
-	printf("first-touch put: %.1f us per 4 KiB page (NIC faults)\n", cold);
-	elan_close(c);
-	return 0;
+	/* the old form: elan_bench ITERS */
+	if (optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9') {
+		iters = atoi(argv[optind++]);
+		if (iters < 10)
+			iters = 10;
+	}
+	if (optind == argc || !strcmp(argv[optind], "local"))
+		return run_local();
+	if (!strcmp(argv[optind], "memcpy"))
+		return run_memcpy();
+	if (optind + 1 < argc && !strcmp(argv[optind], "target"))
+		return run_target(argv[optind + 1]);
+	if (optind + 1 < argc && !strcmp(argv[optind], "initiator"))
+		return run_initiator(argv[optind + 1]);
+usage:
+	fprintf(stderr, "usage: elan_bench [-n ITERS] [-l] [local | memcpy | target DIR | initiator DIR]\n");
+	return 2;
 }

@@ -323,6 +323,56 @@ static void test_data(void)
 	}
 }
 
+/*
+ * Source and destination of 16 MiB each in this one context: together
+ * twice what its NIC MMU holds, so the two sides of a chunk compete for
+ * the same sets.  The driver's fault-around (16 pages a fault) used to
+ * evict the other side's page it had just loaded, every time, until nicd
+ * gave up (ELAN_E_*_FAULT).  elan_bench's sequence: a first-touch put
+ * from a source the CPU never touched (zero pages), then puts and gets
+ * back and forth with no CPU write in between (nothing invalidated), then
+ * a pattern through it all, checked byte for byte.
+ */
+static void test_mmu_thrash(void)
+{
+	static const uint64_t sizes[] = { 4096, 1 * MiB, 4 * MiB, 16 * MiB };
+	size_t blen = 16 * MiB + PG;
+	uint8_t *a = map_anon(blen), *b = map_anon(blen);
+	struct elan_counters k0 = t_counters(), k1;
+	unsigned int i, j;
+	int64_t bad;
+	int r;
+
+	r = t_put(ctx, self, a, U(b), 16 * MiB);
+	T_REQUIRE(r == 0, "first-touch put 16 MiB: %s", t_st(r));
+	for (i = 0; i < 16 * MiB && !b[i]; i++)
+		;
+	T_CHECK(i == 16 * MiB, "first-touch put: byte %u not zero", i);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t len = sizes[i];
+
+		for (j = 0; j < 2; j++) {
+			r = t_put(ctx, self, a + 1, U(b + 3), len);
+			T_CHECK(r == 0, "put %" PRIu64 " B: %s", len, t_st(r));
+			r = t_get(ctx, self, a + 5, U(b + 7), len);
+			T_CHECK(r == 0, "get %" PRIu64 " B: %s", len, t_st(r));
+		}
+	}
+	t_fill(a + 1, 16 * MiB - 8, 77);
+	r = t_put(ctx, self, a + 1, U(b + 3), 16 * MiB - 8);
+	T_CHECK(r == 0, "put 16 MiB - 8 B: %s", t_st(r));
+	bad = r ? -1 : t_verify(b + 3, 16 * MiB - 8, 77);
+	T_CHECK(bad < 0, "put 16 MiB - 8: wrong at %" PRId64, bad);
+	r = t_get(ctx, self, a + 9, U(b + 3), 16 * MiB - 8);
+	T_CHECK(r == 0, "get 16 MiB - 8 B: %s", t_st(r));
+	bad = r ? -1 : t_verify(a + 9, 16 * MiB - 8, 77);
+	T_CHECK(bad < 0, "get 16 MiB - 8: wrong at %" PRId64, bad);
+	k1 = t_counters();
+	T_INFO("%llu NIC faults", k1.faults - k0.faults);
+	munmap(a, blen);
+	munmap(b, blen);
+}
+
 /* ------------------------------------------------------------ atomics */
 
 #define AT_THREADS 4
@@ -1547,6 +1597,7 @@ static const struct {
 } tests[] = {
 	{ "basic", test_basic, "nop, fence, put, get, atomic, send, remote event" },
 	{ "data", test_data, "put/get 1 B .. 64 MiB, unaligned" },
+	{ "mmu_thrash", test_mmu_thrash, "16 MiB both sides in one context (2x the NIC MMU)" },
 	{ "atomics", test_atomics, "every op; racing contexts and CPU" },
 	{ "send", test_send, "3000 messages, in order, one completion each" },
 	{ "send_flood", test_send_flood, "64 sends in flight, slow receiver" },

@@ -27,6 +27,10 @@ ivshmem_devs() {
 	done
 }
 
+# elan-cluster up --nic loads the driver itself: start from scratch.
+if grep -q '^elan ' /proc/modules; then
+	rmmod elan || bad "rmmod of the module loaded before"
+fi
 dmesg -c >/dev/null 2>&1 || true
 for round in 1 2; do
 	insmod "$ko" || { bad "insmod (round $round)"; break; }

@@ -33,18 +33,18 @@ static void th_irq(void *arg, uint32_t node, uint32_t vec)
 
 static void ctx_ptrs(struct th_node *tn, struct th_ctx *c, uint32_t i)
 {
-	uint8_t *base = (uint8_t *)tn->region + ELAN_REGION_OFF_CTX +
-			(size_t)i * ELAN_CTX_STRIDE;
+	struct elan_hw_ctx_map m = elan_hw_ctx_map((uint8_t *)tn->region +
+		ELAN_REGION_OFF_CTX + (size_t)i * ELAN_CTX_STRIDE);
 
 	c->tn = tn;
 	c->idx = i;
-	c->ctl = (struct elan_hw_ctx *)(base + ELAN_CTX_OFF_CTL);
-	c->uctl = (struct elan_user_ctl *)(base + ELAN_CTX_OFF_CMD);
-	c->cmdq = (struct elan_cmd *)(base + ELAN_CTX_OFF_CMD + ELAN_PAGE);
-	c->ust = (struct elan_user_status *)(base + ELAN_CTX_OFF_EVT);
-	c->evq = (struct elan_event *)(base + ELAN_CTX_OFF_EVT + ELAN_EVT_OFF_EVQ);
-	c->recvq = base + ELAN_CTX_OFF_EVT + ELAN_EVT_OFF_RECVQ;
-	c->mmu = (struct elan_hw_tlbe *)(base + ELAN_CTX_OFF_MMU);
+	c->ctl = m.ctl;
+	c->uctl = m.uctl;
+	c->cmdq = m.cmdq;
+	c->ust = m.status;
+	c->evq = m.evq;
+	c->recvq = m.recvq;
+	c->mmu = m.mmu;
 }
 
 static void region_free(struct th_node *tn)
@@ -324,18 +324,18 @@ int th_post(struct th_ctx *c, const struct elan_cmd *cmd)
 
 	if (c->cmd_pos - tail >= ELAN_CMDQ_ENTRIES)
 		return -1;
-	s = &c->cmdq[c->cmd_pos % ELAN_CMDQ_ENTRIES];
+	s = elan_cmdq_slot(c->cmdq, c->cmd_pos);
 	memcpy(s, cmd, offsetof(struct elan_cmd, seq));
-	__atomic_store_n(&s->seq, c->cmd_pos + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->seq, elan_ring_seq(c->cmd_pos), __ATOMIC_RELEASE);
 	c->cmd_pos++;
 	return 0;
 }
 
 int th_poll_ev(struct th_ctx *c, struct elan_event *ev)
 {
-	struct elan_event *s = &c->evq[c->ev_pos % ELAN_EVQ_ENTRIES];
+	struct elan_event *s = elan_evq_slot(c->evq, c->ev_pos);
 
-	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != c->ev_pos + 1)
+	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != elan_ring_seq(c->ev_pos))
 		return 0;
 	*ev = *s;
 	c->ev_pos++;
