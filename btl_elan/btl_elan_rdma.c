@@ -1,0 +1,82 @@
+/* -*- Mode: C; c-basic-offset:4 ; indent-tabs-mode:nil -*- */
+/*
+ * Copyright (c) 2026      The Elan project.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * $HEADER$
+ */
+/*
+ * put and get: one NIC command each, straight from/to user memory.  No
+ * registration: local_handle and remote_handle are always NULL (handle
+ * size 0) and ignored; the NIC translates both addresses itself.
+ */
+#include "btl_elan.h"
+#include "btl_elan_frag.h"
+
+static inline int mca_btl_elan_rdma(mca_btl_elan_module_t *module, int type,
+                                    struct mca_btl_base_endpoint_t *endpoint,
+                                    void *local_address, uint64_t remote_address,
+                                    struct mca_btl_base_registration_handle_t *local_handle,
+                                    size_t size, mca_btl_base_rdma_completion_fn_t cbfunc,
+                                    void *cbcontext, void *cbdata)
+{
+    mca_btl_elan_frag_t *frag;
+    int rc;
+
+    frag = mca_btl_elan_frag_alloc(&module->rdma_frags);
+    if (OPAL_UNLIKELY(NULL == frag)) {
+        /* too many outstanding operations: the caller retries */
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    frag->type = type;
+    frag->endpoint = endpoint;
+    frag->local_address = local_address;
+    frag->remote_address = remote_address;
+    frag->local_handle = local_handle;
+    frag->size = size;
+    frag->cbfunc = cbfunc;
+    frag->cbcontext = cbcontext;
+    frag->cbdata = cbdata;
+
+    rc = mca_btl_elan_start(module, frag);
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+        mca_btl_elan_frag_return(frag);
+    }
+    return rc;
+}
+
+int mca_btl_elan_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     void *local_address, uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle,
+                     size_t size, int flags, int order,
+                     mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    mca_btl_elan_module_t *module = (mca_btl_elan_module_t *) btl;
+
+    if (OPAL_UNLIKELY(size > btl->btl_put_limit)) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    ++module->stats.puts;
+    module->stats.put_bytes += size;
+    return mca_btl_elan_rdma(module, MCA_BTL_ELAN_FRAG_PUT, endpoint, local_address,
+                             remote_address, local_handle, size, cbfunc, cbcontext, cbdata);
+}
+
+int mca_btl_elan_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     void *local_address, uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle,
+                     size_t size, int flags, int order,
+                     mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    mca_btl_elan_module_t *module = (mca_btl_elan_module_t *) btl;
+
+    if (OPAL_UNLIKELY(size > btl->btl_get_limit)) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    ++module->stats.gets;
+    module->stats.get_bytes += size;
+    return mca_btl_elan_rdma(module, MCA_BTL_ELAN_FRAG_GET, endpoint, local_address,
+                             remote_address, local_handle, size, cbfunc, cbcontext, cbdata);
+}

@@ -1,0 +1,90 @@
+/* Shared parts of the OSU-style microbenchmarks (see osu.h). */
+#include "osu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LARGE 8192
+
+static void usage(const struct osu *o, const char *prog)
+{
+	if (mt_rank == 0)
+		fprintf(stderr, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP]%s%s\n"
+			"  sizes %zu:%zu, %d iterations (fewer above 8 KiB), %d warmup\n",
+			prog, o->window ? " [-W WINDOW]" : "", o->sync ? " [-s flush|lock|fence|pscw]" : "",
+			o->min, o->max, o->iters, o->warmup);
+}
+
+void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
+{
+	const char *prog = (*argv)[0];
+	char *colon;
+	int c, bad = 0, help = 0;
+
+	mt_init(argc, argv);
+	while ((c = getopt(*argc, *argv, "m:i:x:W:s:h")) != -1) {
+		switch (c) {
+		case 'm':
+			colon = strchr(optarg, ':');
+			if (colon) {
+				*colon = 0;
+				o->min = mt_parse_size(optarg);
+				o->max = mt_parse_size(colon + 1);
+			} else {
+				o->max = mt_parse_size(optarg);
+			}
+			break;
+		case 'i': o->iters = atoi(optarg); break;
+		case 'x': o->warmup = atoi(optarg); break;
+		case 'W': o->window = atoi(optarg); bad |= !o->window; break;
+		case 's':
+			o->sync = optarg;
+			bad |= strcmp(optarg, "flush") && strcmp(optarg, "lock") && strcmp(optarg, "fence") &&
+			       strcmp(optarg, "pscw");
+			break;
+		case 'h': help = 1; break;
+		default: bad = 1;
+		}
+	}
+	bad |= o->min > o->max || o->iters < 1 || o->warmup < 0;
+	if (help || bad || mt_size < min_ranks) {
+		usage(o, prog);
+		if (mt_size < min_ranks && mt_rank == 0)
+			fprintf(stderr, "%s needs at least %d ranks\n", prog, min_ranks);
+		MPI_Finalize();
+		exit(help ? 0 : 2);
+	}
+	if (mt_rank == 0) {
+		printf("# %s (Elan tests/mpi, OSU-style)\n", o->title);
+		printf("# %d ranks%s%s\n", mt_size, o->sync ? ", synchronization " : "", o->sync ? o->sync : "");
+		printf("# %-8s%20s\n", "Size", o->column);
+	}
+}
+
+static int scaled(int n, size_t size, int least)
+{
+	size_t v = size <= LARGE ? (size_t)n : (size_t)n * LARGE / size;
+
+	return v < (size_t)least ? least : (int)v;
+}
+
+int osu_iters(const struct osu *o, size_t size) { return scaled(o->iters, size, 4); }
+int osu_warmup(const struct osu *o, size_t size) { return o->warmup ? scaled(o->warmup, size, 1) : 0; }
+
+void osu_row(size_t size, double value)
+{
+	if (mt_rank == 0)
+		printf("%-10zu%20.2f\n", size, value);
+}
+
+void *osu_buffer(const struct osu *o)
+{
+	void *p;
+	size_t len = o->max < 8 ? 8 : o->max;
+
+	MT_CHECK(posix_memalign(&p, 4096, len) == 0, "posix_memalign(%zu) failed", len);
+	memset(p, 'a' + mt_rank % 26, len);
+	return p;
+}

@@ -1,0 +1,40 @@
+/* Shared parts of the OSU-style microbenchmarks in tests/mpi: options,
+ * iteration counts, the size sweep and OSU's output format (header lines
+ * starting with "#", then "size value" rows).  Written here, not taken
+ * from the OSU suite; the options and output follow it so that results
+ * can be read the same way.
+ *
+ *   -m [MIN:]MAX  message sizes (powers of two from MIN, default per test)
+ *   -i N          iterations for sizes up to 8 KiB; larger sizes get
+ *                 N * 8 KiB / size, at least a few (TCG guests are slow)
+ *   -x N          warmup iterations (scaled the same way)
+ *   -W N          window: messages or operations in flight (bw tests)
+ *   -s SYNC       one-sided synchronisation: flush, lock, fence, pscw
+ *   -h            help */
+#ifndef OSU_H
+#define OSU_H
+
+#include "mpitest.h"
+
+struct osu {
+	const char *title;      /* "OSU MPI Latency Test" */
+	const char *column;     /* "Latency (us)" */
+	size_t min, max;
+	int iters, warmup, window;
+	const char *sync;       /* RMA tests only (NULL: no -s) */
+};
+
+/* Parse the options (everyone), print the header (rank 0); exits on -h
+ * or a bad option.  MIN_RANKS: the test needs at least that many. */
+void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks);
+/* Iterations and warmup for SIZE. */
+int osu_iters(const struct osu *o, size_t size);
+int osu_warmup(const struct osu *o, size_t size);
+/* One result row (rank 0 prints). */
+void osu_row(size_t size, double value);
+/* Sizes MIN..MAX: 0 then powers of two. */
+#define OSU_SIZES(o, s) for (size_t s = (o)->min; s <= (o)->max; s = s ? s * 2 : 1)
+/* A buffer of MAX bytes (at least 8), page aligned, touched. */
+void *osu_buffer(const struct osu *o);
+
+#endif

@@ -1,0 +1,147 @@
+/* The one-sided OSU-style benchmarks, one source built six ways:
+ *
+ *   osu_put_latency  -DRMA_OP=RMA_PUT            (sizes 0..4 MiB)
+ *   osu_get_latency  -DRMA_OP=RMA_GET
+ *   osu_acc_latency  -DRMA_OP=RMA_ACC            (MPI_Accumulate SUM, uint8)
+ *   osu_fop_latency  -DRMA_OP=RMA_FOP            (MPI_Fetch_and_op SUM, 8 B)
+ *   osu_put_bw       -DRMA_OP=RMA_PUT -DRMA_BW   (a window of puts, MB/s)
+ *   osu_get_bw       -DRMA_OP=RMA_GET -DRMA_BW
+ *
+ * Rank 0 is the origin, rank 1 the target, window from MPI_Win_allocate.
+ * -s flush (default): one lock, each operation (or window) flushed;
+ * lock: lock/unlock around each; fence and pscw: both ranks take turns
+ * as origin, as OSU does, and the latency is per turn. */
+#include "osu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { RMA_PUT, RMA_GET, RMA_ACC, RMA_FOP };
+
+#ifndef RMA_OP
+#error define RMA_OP
+#endif
+#ifdef RMA_BW
+#define BW 1
+#else
+#define BW 0
+#endif
+
+static const char *const titles[2][4] = {
+	{ "OSU MPI_Put Latency Test", "OSU MPI_Get Latency Test", "OSU MPI_Accumulate latency Test",
+	  "OSU MPI_Fetch_and_op latency Test" },
+	{ "OSU MPI_Put Bandwidth Test", "OSU MPI_Get Bandwidth Test", "", "" },
+};
+
+static void op(void *buf, void *res, size_t size, MPI_Win win)
+{
+	static const int64_t one = 1;
+
+	switch (RMA_OP) {
+	case RMA_PUT: MPI_Put(buf, size, MPI_CHAR, 1 - mt_rank, 0, size, MPI_CHAR, win); break;
+	case RMA_GET: MPI_Get(buf, size, MPI_CHAR, 1 - mt_rank, 0, size, MPI_CHAR, win); break;
+	case RMA_ACC: MPI_Accumulate(buf, size, MPI_UINT8_T, 1 - mt_rank, 0, size, MPI_UINT8_T, MPI_SUM, win); break;
+	case RMA_FOP: MPI_Fetch_and_op(&one, res, MPI_INT64_T, 1 - mt_rank, 0, MPI_SUM, win); break;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct osu o = { .title = titles[BW][RMA_OP], .column = BW ? "Bandwidth (MB/s)" : "Latency (us)",
+			 .min = RMA_OP == RMA_FOP ? 8 : BW ? 1 : 0, .max = RMA_OP == RMA_FOP ? 8 : 4 << 20,
+			 .iters = BW ? 20 : 200, .warmup = BW ? 2 : 20, .window = BW ? 64 : 0, .sync = "flush" };
+	char *buf, *res, *winmem;
+	MPI_Group world, peer;
+	MPI_Win win;
+	int other;
+
+	osu_init(&o, &argc, &argv, 2);
+	if (RMA_OP == RMA_FOP)          /* one 8-byte operation: no sweep */
+		o.min = o.max = 8;
+	buf = osu_buffer(&o);
+	res = osu_buffer(&o);
+	MPI_Win_allocate(o.max < 8 ? 8 : o.max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winmem, &win);
+	memset(winmem, 0, o.max < 8 ? 8 : o.max);
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	other = 1 - mt_rank;
+	MPI_Group_incl(world, mt_rank < 2 ? 1 : 0, &other, &peer);
+	MPI_Barrier(MPI_COMM_WORLD);
+
+	OSU_SIZES(&o, size) {
+		int n = osu_iters(&o, size), w = osu_warmup(&o, size), per = BW ? o.window : 1;
+		double t0 = 0, t = 0;
+		const char *s = o.sync;
+
+		if (BW && size > 8192)
+			n = (n + 3) / 4;
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (mt_rank < 2 && (!strcmp(s, "flush") || !strcmp(s, "lock"))) {
+			if (mt_rank == 0) {
+				if (!strcmp(s, "flush"))
+					MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+				for (int i = 0; i < n + w; i++) {
+					if (i == w)
+						t0 = MPI_Wtime();
+					if (!strcmp(s, "lock"))
+						MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+					for (int j = 0; j < per; j++)
+						op(buf, res, size, win);
+					if (!strcmp(s, "lock"))
+						MPI_Win_unlock(1, win);
+					else
+						MPI_Win_flush(1, win);
+				}
+				t = MPI_Wtime() - t0;
+				if (!strcmp(s, "flush"))
+					MPI_Win_unlock(1, win);
+			}
+		} else if (mt_rank < 2 && !strcmp(s, "fence")) {
+			MPI_Win_fence(0, win);
+			for (int i = 0; i < n + w; i++) {
+				if (i == w)
+					t0 = MPI_Wtime();
+				for (int turn = 0; turn < 2; turn++) {
+					if (turn == mt_rank)
+						for (int j = 0; j < per; j++)
+							op(buf, res, size, win);
+					MPI_Win_fence(0, win);
+				}
+			}
+			t = (MPI_Wtime() - t0) / 2;
+		} else if (mt_rank < 2) {       /* pscw */
+			for (int i = 0; i < n + w; i++) {
+				if (i == w)
+					t0 = MPI_Wtime();
+				for (int turn = 0; turn < 2; turn++) {
+					if (turn == mt_rank) {
+						MPI_Win_start(peer, 0, win);
+						for (int j = 0; j < per; j++)
+							op(buf, res, size, win);
+						MPI_Win_complete(win);
+					} else {
+						MPI_Win_post(peer, 0, win);
+						MPI_Win_wait(win);
+					}
+				}
+			}
+			t = (MPI_Wtime() - t0) / 2;
+		} else {
+			t = 0;
+		}
+		/* fence is collective over the window's group: idle ranks join */
+		if (mt_rank >= 2 && !strcmp(s, "fence"))
+			for (int i = 0; i < 2 * (n + w) + 1; i++)
+				MPI_Win_fence(0, win);
+		if (BW)
+			osu_row(size, (double)size * per * n / t / 1e6);
+		else
+			osu_row(size, t * 1e6 / n);
+	}
+	MPI_Group_free(&peer);
+	MPI_Group_free(&world);
+	MPI_Win_free(&win);
+	free(buf);
+	free(res);
+	MPI_Finalize();
+	return 0;
+}
