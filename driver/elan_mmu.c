@@ -192,12 +192,15 @@ static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
 }
 
 /*
- * Remove (or write-protect) every entry for [start, end).  Small ranges
+ * Call @fn on every valid entry for a page in [start, end): small ranges
  * are looked up page by page, larger ones by a scan of the whole table.
- * Returns true if anything changed.  The caller holds c->lock.
+ * Returns true if any call changed something.  The caller holds c->lock.
+ * Always inlined, so that @fn is a direct call.
  */
-static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
-			   unsigned long end, bool wr_only)
+static __always_inline bool
+elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
+		bool (*fn)(struct elan_ctx *c, struct elan_hw_tlbe *e,
+			   unsigned long va, void *arg), void *arg)
 {
 	struct elan_hw_tlbe *e;
 	unsigned long va;
@@ -212,8 +215,7 @@ static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
 			e = elan_set(c, va);
 			for (i = 0; i < ELAN_MMU_WAYS; i++)
 				if (elan_tag_is(READ_ONCE(e[i].tag), va))
-					changed |= elan_zap_entry(c, &e[i],
-								  wr_only);
+					changed |= fn(c, &e[i], va, arg);
 		}
 		return changed;
 	}
@@ -222,9 +224,22 @@ static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
 
 		va = ELAN_TAG_VA(tag);
 		if ((tag & ELAN_MMU_VALID) && va >= start && va < end)
-			changed |= elan_zap_entry(c, &c->mmu[i], wr_only);
+			changed |= fn(c, &c->mmu[i], va, arg);
 	}
 	return changed;
+}
+
+static bool elan_zap_one(struct elan_ctx *c, struct elan_hw_tlbe *e,
+			 unsigned long va, void *wr_only)
+{
+	return elan_zap_entry(c, e, *(bool *)wr_only);
+}
+
+/* Remove (or write-protect) every entry for [start, end).  c->lock held. */
+static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
+			   unsigned long end, bool wr_only)
+{
+	return elan_walk_range(c, start, end, elan_zap_one, &wr_only);
 }
 
 /* Empty the table (at attach, detach, release).  c->lock held. */
@@ -412,42 +427,21 @@ static bool elan_refresh_entry(struct elan_ctx *c, struct vm_area_struct *vma,
  * Preload (refresh) only pages that already have an entry: the NIC used
  * them and will again; other pages are left to fault.
  */
+static bool elan_refresh_one(struct elan_ctx *c, struct elan_hw_tlbe *e,
+			     unsigned long va, void *vma)
+{
+	return elan_refresh_entry(c, vma, e, va);
+}
+
 static void elan_refresh(struct elan_ctx *c, struct vm_area_struct *vma,
 			 unsigned long start, unsigned long end)
 {
-	struct elan_hw_tlbe *e;
-	bool changed = false;
-	unsigned long va;
-	unsigned int i;
-
 	spin_lock(&c->lock);
-	if (!c->live || !c->nr_entries)
-		goto out;
-	start &= PAGE_MASK;
-	if (end > start && (end - start) / PAGE_SIZE <= ELAN_MMU_SETS) {
-		for (va = start; va < end; va += PAGE_SIZE) {
-			e = elan_set(c, va);
-			for (i = 0; i < ELAN_MMU_WAYS; i++)
-				if (elan_tag_is(READ_ONCE(e[i].tag), va))
-					changed |= elan_refresh_entry(c, vma,
-								      &e[i], va);
-		}
-	} else {
-		for (i = 0; i < ELAN_MMU_ENTRIES; i++) {
-			u64 tag = READ_ONCE(c->mmu[i].tag);
-
-			va = ELAN_TAG_VA(tag);
-			if ((tag & ELAN_MMU_VALID) && va >= start && va < end)
-				changed |= elan_refresh_entry(c, vma,
-							      &c->mmu[i], va);
-		}
-	}
-	if (changed) {
+	if (c->live && elan_walk_range(c, start, end, elan_refresh_one, vma)) {
 		atomic64_inc(&c->dev->st.invalidations);
 		c->sd_pending = false;
 		elan_shootdown(c->dev, c->idx);
 	}
-out:
 	spin_unlock(&c->lock);
 }
 
