@@ -46,7 +46,6 @@ static inline int mca_btl_elan_atomic(mca_btl_elan_module_t *module, int type, u
                                       void *cbcontext, void *cbdata)
 {
     mca_btl_elan_frag_t *frag;
-    int rc;
 
     if (OPAL_UNLIKELY(flags & (MCA_BTL_ATOMIC_FLAG_32BIT | MCA_BTL_ATOMIC_FLAG_FLOAT))) {
         return OPAL_ERR_NOT_SUPPORTED;
@@ -54,29 +53,16 @@ static inline int mca_btl_elan_atomic(mca_btl_elan_module_t *module, int type, u
     if (OPAL_UNLIKELY(remote_address & 7)) {
         return OPAL_ERR_BAD_PARAM;
     }
-    frag = mca_btl_elan_frag_alloc(&module->rdma_frags);
+    frag = mca_btl_elan_rdma_frag_alloc(module, type, endpoint, local_address, remote_address,
+                                        local_handle, 8, cbfunc, cbcontext, cbdata);
     if (OPAL_UNLIKELY(NULL == frag)) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    frag->type = type;
     frag->aop = aop;
-    frag->endpoint = endpoint;
-    frag->local_address = local_address;
-    frag->remote_address = remote_address;
-    frag->local_handle = local_handle;
-    frag->size = 8;
     frag->operand = operand;
     frag->compare = compare;
-    frag->cbfunc = cbfunc;
-    frag->cbcontext = cbcontext;
-    frag->cbdata = cbdata;
     ++module->stats.atomics;
-
-    rc = mca_btl_elan_start(module, frag);
-    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
-        mca_btl_elan_frag_return(frag);
-    }
-    return rc;
+    return mca_btl_elan_rdma_frag_start(module, frag);
 }
 
 int mca_btl_elan_aop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,

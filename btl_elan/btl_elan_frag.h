@@ -75,6 +75,47 @@ static inline void mca_btl_elan_frag_return(mca_btl_elan_frag_t *frag)
     opal_free_list_return(frag->my_list, (opal_free_list_item_t *) frag);
 }
 
+/**
+ * A put, get or atomic fragment with the fields they all have; NULL when
+ * too many operations are outstanding (the caller returns
+ * OPAL_ERR_OUT_OF_RESOURCE and the PML or OSC retries).
+ */
+static inline mca_btl_elan_frag_t *
+mca_btl_elan_rdma_frag_alloc(mca_btl_elan_module_t *module, uint8_t type,
+                             struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                             uint64_t remote_address,
+                             struct mca_btl_base_registration_handle_t *local_handle,
+                             uint64_t size, mca_btl_base_rdma_completion_fn_t cbfunc,
+                             void *cbcontext, void *cbdata)
+{
+    mca_btl_elan_frag_t *frag = mca_btl_elan_frag_alloc(&module->rdma_frags);
+
+    if (OPAL_LIKELY(NULL != frag)) {
+        frag->type = type;
+        frag->endpoint = endpoint;
+        frag->local_address = local_address;
+        frag->remote_address = remote_address;
+        frag->local_handle = local_handle;
+        frag->size = size;
+        frag->cbfunc = cbfunc;
+        frag->cbcontext = cbcontext;
+        frag->cbdata = cbdata;
+    }
+    return frag;
+}
+
+/** Start a put, get or atomic fragment; it goes back to its list on failure. */
+static inline int mca_btl_elan_rdma_frag_start(mca_btl_elan_module_t *module,
+                                               mca_btl_elan_frag_t *frag)
+{
+    int rc = mca_btl_elan_start(module, frag);
+
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+        mca_btl_elan_frag_return(frag);
+    }
+    return rc;
+}
+
 END_C_DECLS
 
 #endif /* MCA_BTL_ELAN_FRAG_H */

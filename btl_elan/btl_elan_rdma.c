@@ -61,31 +61,17 @@ static inline int mca_btl_elan_rdma(mca_btl_elan_module_t *module, int type,
                                     void *cbcontext, void *cbdata)
 {
     mca_btl_elan_frag_t *frag;
-    int rc;
 
-    frag = mca_btl_elan_frag_alloc(&module->rdma_frags);
+    frag = mca_btl_elan_rdma_frag_alloc(module, type, endpoint, local_address, remote_address,
+                                        local_handle, size, cbfunc, cbcontext, cbdata);
     if (OPAL_UNLIKELY(NULL == frag)) {
         /* too many outstanding operations: the caller retries */
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    frag->type = type;
-    frag->endpoint = endpoint;
-    frag->local_address = local_address;
-    frag->remote_address = remote_address;
-    frag->local_handle = local_handle;
-    frag->size = size;
-    frag->cbfunc = cbfunc;
-    frag->cbcontext = cbcontext;
-    frag->cbdata = cbdata;
-
     if (mca_btl_elan_component.warm) {
         mca_btl_elan_warm(local_address, size, MCA_BTL_ELAN_FRAG_GET == type);
     }
-    rc = mca_btl_elan_start(module, frag);
-    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
-        mca_btl_elan_frag_return(frag);
-    }
-    return rc;
+    return mca_btl_elan_rdma_frag_start(module, frag);
 }
 
 int mca_btl_elan_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
