@@ -530,14 +530,60 @@ static void *rx_thread(void *p)
 	return NULL;
 }
 
+/* Completions of the senders below: each cookie (the message number)
+ * once, no errors. */
+struct send_tally {
+	unsigned char *seen;
+	int done, dup, errs;
+};
+
+/* Count one event; returns its cookie, or -1 if it is not a fresh one. */
+static int send_tally_event(struct send_tally *t, const struct elan_event *ev)
+{
+	if (ev->type != ELAN_EV_DONE)
+		return -1;
+	t->done++;
+	if (ev->status)
+		t->errs++;
+	if (ev->cookie >= (uint64_t)send_count || t->seen[ev->cookie]++) {
+		t->dup++;
+		return -1;
+	}
+	return (int)ev->cookie;
+}
+
+/* Message @seq: its number, then a pattern; returns its length. */
+static uint32_t send_fill(uint8_t *buf, uint32_t seq)
+{
+	uint32_t len = 4 + seq % 997;
+
+	memcpy(buf, &seq, 4);
+	t_fill(buf + 4, len - 4, seq);
+	return len;
+}
+
+static void send_check(int sent, const struct send_tally *t,
+		       const struct rx_arg *rx, int eagain)
+{
+	T_CHECK(sent == send_count && t->done == send_count,
+		"sent %d, completed %d of %d", sent, t->done, send_count);
+	T_CHECK(!t->dup && !t->errs,
+		"%d duplicate or unknown completions, %d errors", t->dup,
+		t->errs);
+	T_CHECK(rx->got == send_count && !rx->errors,
+		"received %d of %d, %d wrong or out of order", rx->got,
+		send_count, rx->errors);
+	T_INFO("%d messages, %d EAGAIN", send_count, eagain);
+}
+
 static void test_send(void)
 {
 	struct rx_arg rx = { .slow = 200 };
 	uint8_t *buf = map_anon(ELAN_SEND_MAX);
-	unsigned char *seen = calloc(send_count, 1);
+	struct send_tally t = { .seen = calloc(send_count, 1) };
 	struct elan_event ev;
 	pthread_t th;
-	int sent = 0, done = 0, eagain = 0, r, i, dup = 0, errs = 0;
+	int sent = 0, eagain = 0, r, i;
 	double end;
 
 	r = elan_open(CAP, &rx.c);
@@ -545,21 +591,12 @@ static void test_send(void)
 	rx.want_src = self;
 	pthread_create(&th, NULL, rx_thread, &rx);
 	end = t_now() + t_op_timeout * 4;
-	while ((sent < send_count || done < send_count) && t_now() < end) {
-		while (elan_poll_event(ctx, &ev) == 1) {
-			if (ev.type != ELAN_EV_DONE)
-				continue;
-			if (ev.cookie >= (uint64_t)send_count || seen[ev.cookie]++)
-				dup++;
-			if (ev.status)
-				errs++;
-			done++;
-		}
+	while ((sent < send_count || t.done < send_count) && t_now() < end) {
+		while (elan_poll_event(ctx, &ev) == 1)
+			send_tally_event(&t, &ev);
 		if (sent < send_count) {
-			uint32_t seq = sent, len = 4 + seq % 997;
+			uint32_t seq = sent, len = send_fill(buf, seq);
 
-			memcpy(buf, &seq, 4);
-			t_fill(buf + 4, len - 4, seq);
 			r = elan_send(ctx, elan_addr(rx.c), seq * 3, buf, len,
 				      seq, 0);
 			if (r == -EAGAIN) {
@@ -572,18 +609,11 @@ static void test_send(void)
 				break;
 			}
 			/* The buffer is reused: wait for this one to be done. */
-			for (i = 0; i < 100000 && !seen[seq]; i++) {
-				if (elan_poll_event(ctx, &ev) == 1 &&
-				    ev.type == ELAN_EV_DONE) {
-					if (ev.cookie >= (uint64_t)send_count ||
-					    seen[ev.cookie]++)
-						dup++;
-					if (ev.status)
-						errs++;
-					done++;
-				} else {
+			for (i = 0; i < 100000 && !t.seen[seq]; i++) {
+				if (elan_poll_event(ctx, &ev) == 1)
+					send_tally_event(&t, &ev);
+				else
 					elan_wait(ctx, 100);
-				}
 			}
 			sent++;
 		} else {
@@ -591,16 +621,9 @@ static void test_send(void)
 		}
 	}
 	pthread_join(th, NULL);
-	T_CHECK(sent == send_count && done == send_count,
-		"sent %d, completed %d of %d", sent, done, send_count);
-	T_CHECK(!dup && !errs, "%d duplicate or unknown completions, %d errors",
-		dup, errs);
-	T_CHECK(rx.got == send_count && !rx.errors,
-		"received %d of %d, %d wrong or out of order", rx.got,
-		send_count, rx.errors);
-	T_INFO("%d messages, %d EAGAIN", send_count, eagain);
+	send_check(sent, &t, &rx, eagain);
 	elan_close(rx.c);
-	free(seen);
+	free(t.seen);
 	munmap(buf, ELAN_SEND_MAX);
 }
 
@@ -613,11 +636,11 @@ static void test_send_flood(void)
 	struct rx_arg rx = { .slow = 100 };
 	enum { NBUF = 64 };
 	uint8_t *bufs = map_anon(NBUF * ELAN_SEND_MAX);
-	unsigned char *seen = calloc(send_count, 1);
+	struct send_tally t = { .seen = calloc(send_count, 1) };
 	int inflight[NBUF];
 	struct elan_event ev;
 	pthread_t th;
-	int sent = 0, done = 0, r, dup = 0, errs = 0, eagain = 0, k;
+	int sent = 0, r, eagain = 0, k;
 	double end;
 
 	for (k = 0; k < NBUF; k++)
@@ -627,24 +650,17 @@ static void test_send_flood(void)
 	rx.want_src = self;
 	pthread_create(&th, NULL, rx_thread, &rx);
 	end = t_now() + t_op_timeout * 4;
-	while (done < send_count && t_now() < end) {
+	while (t.done < send_count && t_now() < end) {
 		while (elan_poll_event(ctx, &ev) == 1) {
-			if (ev.type != ELAN_EV_DONE)
-				continue;
-			if (ev.cookie >= (uint64_t)send_count || seen[ev.cookie]++)
-				dup++;
-			else
-				inflight[ev.cookie % NBUF] = -1;
-			if (ev.status)
-				errs++;
-			done++;
+			k = send_tally_event(&t, &ev);
+			if (k >= 0)
+				inflight[k % NBUF] = -1;
 		}
 		if (sent < send_count && inflight[sent % NBUF] < 0) {
-			uint32_t seq = sent, len = 4 + seq % 997;
+			uint32_t seq = sent;
 			uint8_t *buf = bufs + (seq % NBUF) * ELAN_SEND_MAX;
+			uint32_t len = send_fill(buf, seq);
 
-			memcpy(buf, &seq, 4);
-			t_fill(buf + 4, len - 4, seq);
 			r = elan_send(ctx, elan_addr(rx.c), seq * 3, buf, len,
 				      seq, 0);
 			if (r == -EAGAIN) {
@@ -663,16 +679,9 @@ static void test_send_flood(void)
 		}
 	}
 	pthread_join(th, NULL);
-	T_CHECK(sent == send_count && done == send_count,
-		"sent %d, completed %d of %d", sent, done, send_count);
-	T_CHECK(!dup && !errs, "%d duplicate or unknown completions, %d errors",
-		dup, errs);
-	T_CHECK(rx.got == send_count && !rx.errors,
-		"received %d of %d, %d wrong or out of order", rx.got,
-		send_count, rx.errors);
-	T_INFO("%d messages, %d EAGAIN", send_count, eagain);
+	send_check(sent, &t, &rx, eagain);
 	elan_close(rx.c);
-	free(seen);
+	free(t.seen);
 	munmap(bufs, NBUF * ELAN_SEND_MAX);
 }
 
