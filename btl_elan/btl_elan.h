@@ -65,7 +65,6 @@ struct mca_btl_elan_component_t {
     /** reach peers on the same node through the NIC too */
     bool local_peers;
     /** touch the local pages of a put/get before posting it */
-    bool warm;
     /** print operation counters at finalize (verbose level 10) */
     int verbose;
 

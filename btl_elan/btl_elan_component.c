@@ -104,15 +104,6 @@ static int mca_btl_elan_component_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_READONLY, &mca_btl_elan_component.local_peers);
 
-    mca_btl_elan_component.warm = true;
-    (void) mca_base_component_var_register(version, "warm",
-        "Populate the local buffer of a put or get (madvise MADV_POPULATE_READ, "
-        "or _WRITE for a get) before posting it, so that the NIC's translation faults find "
-        "the pages present and load 16 at a time (default true; false: a cold "
-        "receive buffer faults page by page)",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_READONLY, &mca_btl_elan_component.warm);
-
     mca_btl_elan_component.verbose = 0;
     (void) mca_base_component_var_register(version, "verbose",
         "Verbosity of btl elan (10: operation counters at finalize)",

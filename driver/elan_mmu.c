@@ -30,10 +30,10 @@ module_param_named(shootdown_timeout_ms, elan_shootdown_timeout_ms, uint,
 MODULE_PARM_DESC(shootdown_timeout_ms,
 		 "How long a shootdown waits for a DMA chunk before the NIC is declared dead (ms)");
 
-static unsigned int elan_fault_around = 16;
+static unsigned int elan_fault_around = 64;
 module_param_named(fault_around, elan_fault_around, uint, 0644);
 MODULE_PARM_DESC(fault_around,
-		 "Pages loaded per fault: the faulting one and the present ones after it (1..64)");
+		 "Pages loaded per fault (1..64): the faulting one, the ones after it the NIC operation goes on to (faulted in if absent), then present ones");
 
 static unsigned int elan_preload = 1;
 module_param_named(preload, elan_preload, uint, 0644);
@@ -555,30 +555,58 @@ static void elan_load_cb(void *arg, unsigned long addr,
 }
 
 /*
- * After a fault on @va: load the pages that follow it in @vma, as long as
- * they are present and allow the access, so that a transfer running
- * through them does not fault on each.  Nothing is faulted in here.
+ * After a fault on @va: load the pages that follow it, up to fault_around
+ * in all.  The first @ahead of them are pages the NIC operation that
+ * faulted goes on to touch (the NIC says how far): those are faulted in
+ * like the CPU would if absent, so a transfer into a fresh buffer costs
+ * one NIC fault per fault_around pages, not one per page.  Beyond the
+ * operation, only present pages are loaded: nothing the process did not
+ * ask the NIC to touch is ever allocated.  Stops at the end of the VMA, at
+ * a page the access is not allowed to, or at the first failure.  Called
+ * and returns with mmap_lock held for reading; fixup_user_fault() may
+ * drop and retake it, so the VMA is looked up again for every page.
  */
 static void elan_fault_around_load(struct elan_load_arg *a,
-				   struct vm_area_struct *vma,
-				   unsigned long va)
+				   struct mm_struct *mm, unsigned long va,
+				   unsigned int ahead)
 {
 	unsigned int i, n = min(READ_ONCE(elan_fault_around), 64U);
+	struct vm_area_struct *vma;
 	unsigned long addr;
+	bool unlocked;
+	int ret;
 
 	for (i = 1; i < n; i++) {
 		addr = va + i * PAGE_SIZE;
-		if (addr >= vma->vm_end)
+		vma = vma_lookup(mm, addr);
+		if (!vma ||
+		    !(vma->vm_flags & (a->write ? VM_WRITE : VM_READ)))
 			break;
 		a->installed = false;
-		if (ioproc_load(vma, addr, a->write, elan_load_cb, a) ||
-		    !a->installed)
+		ret = ioproc_load(vma, addr, a->write, elan_load_cb, a);
+		if (ret == -EFAULT && i < ahead) {
+			unlocked = false;
+			if (fixup_user_fault(mm, addr,
+					     a->write ? FAULT_FLAG_WRITE : 0,
+					     &unlocked))
+				break;
+			vma = vma_lookup(mm, addr);
+			if (!vma)
+				break;
+			a->installed = false;
+			ret = ioproc_load(vma, addr, a->write, elan_load_cb, a);
+		}
+		if (ret || !a->installed)
 			break;
 	}
 }
 
-/* Load the translation of @va into @c's MMU; returns an elan_status. */
-static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write)
+/*
+ * Load the translation of @va into @c's MMU; @ahead: how many pages from
+ * @va on the NIC operation touches (a hint).  Returns an elan_status.
+ */
+static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write,
+			  unsigned int ahead)
 {
 	struct elan_load_arg a = { .c = c, .write = write };
 	struct mm_struct *mm = c->mm;
@@ -610,7 +638,7 @@ static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write)
 		if (!ret) {
 			status = a.installed ? ELAN_OK : ELAN_E_TARGET_GONE;
 			if (a.installed)
-				elan_fault_around_load(&a, vma, va);
+				elan_fault_around_load(&a, mm, va, ahead);
 			break;
 		}
 		if (ret == -EAGAIN)
@@ -634,7 +662,7 @@ static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write)
 }
 
 static u32 elan_service_fault(struct elan_dev *dev, u32 idx, u64 vaddr,
-			      bool write)
+			      bool write, u32 pages)
 {
 	struct elan_ctx *c = NULL;
 	u32 status;
@@ -650,7 +678,8 @@ static u32 elan_service_fault(struct elan_dev *dev, u32 idx, u64 vaddr,
 	spin_unlock(&dev->slot_lock);
 	if (!c)
 		return ELAN_E_TARGET_GONE;
-	status = elan_ctx_fault(c, (unsigned long)vaddr & PAGE_MASK, write);
+	status = elan_ctx_fault(c, (unsigned long)vaddr & PAGE_MASK, write,
+				min(pages, 64U));
 	elan_ctx_put(c);
 	return status;
 }
@@ -680,7 +709,8 @@ void elan_fault_work(struct work_struct *work)
 		else
 			status = elan_service_fault(dev, READ_ONCE(f->ctx),
 						    READ_ONCE(f->vaddr),
-						    READ_ONCE(f->write));
+						    READ_ONCE(f->write),
+						    READ_ONCE(f->pages));
 		atomic64_inc(&dev->st.faults);
 		if (status != ELAN_OK)
 			atomic64_inc(&dev->st.fault_errors);

@@ -65,7 +65,9 @@ struct elan_hw_engine {
  * A translation fault: the NIC posts it (req_seq = position + 1, written
  * last), the driver services it, writes status and then ack_seq =
  * req_seq, and rings ELAN_DB_FAULT.  The NIC retries the access after the
- * ack; status tells it when to give up instead.
+ * ack; status tells it when to give up instead.  pages is a hint: the
+ * operation goes on to touch that many pages from vaddr on (at least 1),
+ * so the driver may fault in and load those too.
  */
 struct elan_hw_fault {
 	__u64 vaddr;		/* page-aligned user address */
@@ -74,7 +76,7 @@ struct elan_hw_fault {
 	__u32 status;		/* enum elan_status: 0 loaded, or a fault error */
 	__u32 req_seq;		/* written by the NIC */
 	__u32 ack_seq;		/* written by the driver */
-	__u32 pad;
+	__u32 pages;		/* pages the operation touches from vaddr */
 };
 
 struct elan_hw_header {

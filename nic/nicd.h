@@ -278,10 +278,11 @@ const char *nicd_op_name(int op);
 void nicd_bracket_open(struct nicd_node *nd, uint32_t e, uint32_t ctx);
 void nicd_bracket_close(struct nicd_node *nd, uint32_t e);
 /* Inside an open bracket of (nd, e): translate the page of va for ctx.
+ * span: bytes the op touches from va on (the fault request's pages hint).
  * 0 and *p = host address of va; NICD_PENDING with w filled (fault posted
  * or queue full); or ELAN_E_{LOCAL,REMOTE}_FAULT for a bad pfn. */
 int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
-	       uint64_t va, int write, int remote, uint8_t **p,
+	       uint64_t va, uint64_t span, int write, int remote, uint8_t **p,
 	       struct nicd_wait *w);
 /* Poll a wait: NICD_PENDING, 0 (retry the access) or an error status. */
 int nicd_wait_poll(struct nicd *n, struct nicd_wait *w);
@@ -297,9 +298,10 @@ void nicd_faults_reset(struct nicd_node *nd);
  */
 int nicd_rna_resolve(struct nicd *n, uint32_t dst, uint64_t cap,
 		     struct nicd_target *t);
+/* len bytes now; span: bytes the op goes on for from va (>= len) */
 int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
-		const struct nicd_target *t, uint64_t va, uint8_t *buf,
-		uint32_t len, int to_target, struct nicd_wait *w);
+		const struct nicd_target *t, uint64_t va, uint64_t span,
+		uint8_t *buf, uint32_t len, int to_target, struct nicd_wait *w);
 int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
 		    const struct nicd_target *t, uint64_t va, int aop,
 		    uint64_t operand, uint64_t compare, uint64_t *old,

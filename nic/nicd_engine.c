@@ -244,8 +244,8 @@ static struct nicd_ctx *target_ctx(struct nicd *n, const struct nicd_target *t,
 }
 
 int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
-		const struct nicd_target *t, uint64_t va, uint8_t *buf,
-		uint32_t len, int to_target, struct nicd_wait *w)
+		const struct nicd_target *t, uint64_t va, uint64_t span,
+		uint8_t *buf, uint32_t len, int to_target, struct nicd_wait *w)
 {
 	struct nicd_ctx *tc;
 	uint8_t *tp;
@@ -255,7 +255,7 @@ int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
 	if (!tc)
 		return r;
 	nicd_bracket_open(tc->nd, e->idx, tc->idx);
-	r = nicd_xlate(n, tc->nd, tc->idx, va, to_target, 1, &tp, w);
+	r = nicd_xlate(n, tc->nd, tc->idx, va, span, to_target, 1, &tp, w);
 	if (r == 0) {
 		if (e->chunk_hook)
 			e->chunk_hook(n, e, e->hook_arg);
@@ -305,7 +305,7 @@ int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
 	if (!tc)
 		return r;
 	nicd_bracket_open(tc->nd, e->idx, tc->idx);
-	r = nicd_xlate(n, tc->nd, tc->idx, va, 1, 1, &tp, w);
+	r = nicd_xlate(n, tc->nd, tc->idx, va, 8, 1, 1, &tp, w);
 	if (r == 0) {
 		if (e->chunk_hook)
 			e->chunk_hook(n, e, e->hook_arg);
@@ -545,9 +545,10 @@ static int op_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		if (left < cn)
 			cn = (uint32_t)left;
 		nicd_bracket_open(nd, e->idx, c->idx);
-		r = nicd_xlate(n, nd, c->idx, la, get, 0, &lp, &op->w);
+		r = nicd_xlate(n, nd, c->idx, la, left, get, 0, &lp, &op->w);
 		if (r == 0)
-			r = nicd_rna_rw(n, e, &op->t, ra, lp, cn, !get, &op->w);
+			r = nicd_rna_rw(n, e, &op->t, ra, left, lp, cn, !get,
+					&op->w);
 		nicd_bracket_close(nd, e->idx);
 		if (r)
 			return r;
@@ -575,7 +576,8 @@ static int op_atomic(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	nicd_bracket_open(nd, e->idx, c->idx);
 	r = 0;
 	if (fetch && !op->fetch_stored)
-		r = nicd_xlate(n, nd, c->idx, op->cmd.laddr, 1, 0, &lp, &op->w);
+		r = nicd_xlate(n, nd, c->idx, op->cmd.laddr, 8, 1, 0, &lp,
+			       &op->w);
 	if (r == 0 && !op->atomic_done) {
 		r = nicd_rna_atomic(n, e, &op->t, op->cmd.raddr, op->cmd.aop,
 				    op->cmd.operand, op->cmd.compare, &old,
@@ -619,12 +621,13 @@ static int op_send(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	 * every local page translated, so a fault never holds a slot. */
 	nicd_bracket_open(nd, e->idx, c->idx);
 	if (len) {
-		r = nicd_xlate(n, nd, c->idx, op->cmd.laddr, 0, 0, &p, &op->w);
+		r = nicd_xlate(n, nd, c->idx, op->cmd.laddr, len, 0, 0, &p,
+			       &op->w);
 		iov[cnt].iov_base = p;
 		iov[cnt++].iov_len = n0;
 		if (r == 0 && len > n0) {
-			r = nicd_xlate(n, nd, c->idx, op->cmd.laddr + n0, 0, 0,
-				       &p, &op->w);
+			r = nicd_xlate(n, nd, c->idx, op->cmd.laddr + n0,
+				       len - n0, 0, 0, &p, &op->w);
 			iov[cnt].iov_base = p;
 			iov[cnt++].iov_len = len - n0;
 		}

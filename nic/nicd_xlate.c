@@ -89,7 +89,7 @@ void nicd_faults_reset(struct nicd_node *nd)
 }
 
 static int fault_post(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
-		      uint64_t vpage, int write, int remote,
+		      uint64_t vpage, uint32_t pages, int write, int remote,
 		      struct nicd_wait *w)
 {
 	struct elan_hw_header *h = nd->hdr;
@@ -139,6 +139,7 @@ static int fault_post(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
 	STORE(&f->vaddr, vpage);
 	STORE(&f->ctx, ctx);
 	STORE(&f->write, (uint32_t)!!write);
+	STORE(&f->pages, pages);
 	STORE(&f->status, 0u);
 	STORE_REL(&f->req_seq, nd->fault_tail + 1);
 	fs->req_seq = nd->fault_tail + 1;
@@ -220,9 +221,11 @@ int nicd_wait_poll(struct nicd *n, struct nicd_wait *w)
  * if both tags agree, are valid and match va.  Runs inside the bracket.
  */
 int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
-	       uint64_t va, int write, int remote, uint8_t **p,
+	       uint64_t va, uint64_t span, int write, int remote, uint8_t **p,
 	       struct nicd_wait *w)
 {
+	uint64_t pages = ((va & (NICD_PAGE - 1)) + span + NICD_PAGE - 1) /
+			 NICD_PAGE;
 	struct elan_hw_tlbe *set;
 	uint64_t vpage = va & ~(uint64_t)(NICD_PAGE - 1);
 	uint64_t tag, tag2, pfn;
@@ -252,5 +255,9 @@ int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
 		*p = page + (va & (NICD_PAGE - 1));
 		return 0;
 	}
-	return fault_post(n, nd, ctx, vpage, write, remote, w);
+	if (pages < 1)
+		pages = 1;
+	return fault_post(n, nd, ctx, vpage,
+			  pages > UINT32_MAX ? UINT32_MAX : (uint32_t)pages,
+			  write, remote, w);
 }

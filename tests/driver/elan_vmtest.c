@@ -373,6 +373,54 @@ static void test_mmu_thrash(void)
 	munmap(b, blen);
 }
 
+/*
+ * A NIC fault faults in the rest of the operation's pages (up to the
+ * driver's fault_around), on the local and the remote side, and nothing
+ * beyond the operation: into buffers never touched, an 8-page put costs
+ * one fault for the fresh target and one for the source, and exactly the
+ * pages the operation covers become resident.
+ */
+static void test_fault_ahead(void)
+{
+	const size_t len = 8 * PG, span = 64 * PG;
+	long fa = read_long("/sys/module/elan/parameters/fault_around");
+	uint8_t *src = map_anon(len), *dst = map_anon(span);
+	uint8_t *l = map_anon(span);
+	struct elan_counters k0, k1;
+	size_t res;
+	int r;
+
+	T_REQUIRE(fa >= 10, "fault_around is %ld: the test needs >= 10", fa);
+	t_fill(src, len, 31);
+	k0 = t_counters();
+	r = t_put(ctx, self, src, U(dst), len);
+	k1 = t_counters();
+	T_REQUIRE(r == 0, "put into a fresh buffer: %s", t_st(r));
+	cpu_check(dst, len, 31, false, "put into a fresh buffer");
+	T_CHECK(k1.faults - k0.faults <= 2,
+		"8-page put, both sides cold: %llu NIC faults (want <= 2)",
+		k1.faults - k0.faults);
+	res = resident(dst, span);
+	T_CHECK(res == 8, "put target: %zu pages resident (want the 8 put)",
+		res);
+
+	/* unaligned: 8 pages from +100 cover 9 pages of l */
+	k0 = t_counters();
+	r = t_get(ctx, self, l + 100, U(dst), len);
+	k1 = t_counters();
+	T_REQUIRE(r == 0, "get into a fresh buffer: %s", t_st(r));
+	cpu_check(l + 100, len, 31, false, "get into a fresh buffer");
+	T_CHECK(k1.faults - k0.faults <= 1,
+		"8-page get into a cold buffer: %llu NIC faults (want <= 1)",
+		k1.faults - k0.faults);
+	res = resident(l, span);
+	T_CHECK(res == 9, "get target: %zu pages resident (want the 9 covered)",
+		res);
+	munmap(src, len);
+	munmap(dst, span);
+	munmap(l, span);
+}
+
 /* ------------------------------------------------------------ atomics */
 
 #define AT_THREADS 4
@@ -1606,6 +1654,7 @@ static const struct {
 } tests[] = {
 	{ "basic", test_basic, "nop, fence, put, get, atomic, send, remote event" },
 	{ "data", test_data, "put/get 1 B .. 64 MiB, unaligned" },
+	{ "fault_ahead", test_fault_ahead, "a fault loads the op's next pages, no more" },
 	{ "mmu_thrash", test_mmu_thrash, "16 MiB both sides in one context (2x the NIC MMU)" },
 	{ "atomics", test_atomics, "every op; racing contexts and CPU" },
 	{ "send", test_send, "3000 messages, in order, one completion each" },

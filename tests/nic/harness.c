@@ -382,6 +382,8 @@ int th_service_faults(struct th *t)
 			c = f->ctx < ELAN_MAX_CTX ? &tn->ctx[f->ctx] : NULL;
 			if (f->write)
 				tn->faults_write++;
+			if (f->pages > tn->fault_pages_max)
+				tn->fault_pages_max = f->pages;
 			if (!c || !c->pt || tn->fault_mode == TH_FAULT_ERROR) {
 				st = ELAN_E_LOCAL_FAULT;
 			} else {

@@ -58,6 +58,7 @@ struct th_node {
 	uint32_t fault_head;
 	int fault_mode;
 	uint64_t faults_served, faults_write;
+	uint32_t fault_pages_max;	/* largest pages hint of a request */
 	struct th_ctx ctx[ELAN_MAX_CTX];
 };
 

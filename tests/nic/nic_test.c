@@ -591,6 +591,10 @@ static int t_fault_cycle(void)
 	      (unsigned long long)t.node[1].faults_served);
 	CHECK(t.irqs[0][ELAN_IRQ_FAULT] >= 1 && t.irqs[1][ELAN_IRQ_FAULT] >= 1,
 	      "no fault interrupt");
+	/* each request says how many pages the op goes on to touch */
+	CHECK(t.node[0].fault_pages_max == 1 && t.node[1].fault_pages_max == 2,
+	      "fault pages hints %u/%u, want 1/2", t.node[0].fault_pages_max,
+	      t.node[1].fault_pages_max);
 	CHECK(!th_cmp_mem(b, th_va(b, 4090), buf, 100), "data");
 	/* again: translations are loaded now, no faults */
 	f0 = t.node[0].faults_served;
