@@ -189,10 +189,10 @@ static void raw_slot(struct in *in)
 	good = (int)(take(in, 1) & 1);
 	for (i = 0; i < 64; i++)
 		raw[i] = (uint8_t)take(in, 1);
-	s = &c->cmdq[c->cmd_pos % ELAN_CMDQ_ENTRIES];
+	s = elan_cmdq_slot(c->cmdq, c->cmd_pos);
 	memcpy(s, raw, 64);
 	if (good) {
-		__atomic_store_n(&s->seq, c->cmd_pos + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->seq, elan_ring_seq(c->cmd_pos), __ATOMIC_RELEASE);
 		c->cmd_pos++;
 	}
 }

@@ -345,11 +345,10 @@ int th_poll_ev(struct th_ctx *c, struct elan_event *ev)
 
 int th_poll_recv(struct th_ctx *c, struct elan_recv_hdr *h, void *buf)
 {
-	uint8_t *slot = c->recvq + (size_t)(c->recv_pos % ELAN_RECVQ_ENTRIES) *
-			ELAN_RECV_SLOT;
-	struct elan_recv_hdr *s = (struct elan_recv_hdr *)slot;
+	struct elan_recv_hdr *s = elan_recvq_slot(c->recvq, c->recv_pos);
+	uint8_t *slot = (uint8_t *)s;
 
-	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != c->recv_pos + 1)
+	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != elan_ring_seq(c->recv_pos))
 		return 0;
 	*h = *s;
 	if (buf && h->len <= ELAN_SEND_MAX)
