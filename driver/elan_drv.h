@@ -139,6 +139,7 @@ void elan_fault_work(struct work_struct *work);
 void elan_nic_dead(struct elan_dev *dev, int why);
 void elan_ring(struct elan_dev *dev, unsigned int vector);
 void elan_ctx_put(struct elan_ctx *c);
+void elan_nic_reset(struct elan_dev *dev);
 #define ELAN_SHOOTDOWN_ALL	ELAN_HW_ENGINE_CTX_ANY
 extern unsigned int elan_shootdown_timeout_ms;
 

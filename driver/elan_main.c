@@ -760,6 +760,8 @@ static void elan_remove(struct pci_dev *pdev)
 	elan_free_irqs(dev, ARRAY_SIZE(elan_irqs));
 	pci_clear_master(pdev);
 	destroy_workqueue(dev->fault_wq);
+	/* A fresh region for the next driver, whatever this one leaves. */
+	elan_nic_reset(dev);
 	pci_release_regions(pdev);
 	pci_disable_device(pdev);
 	pci_set_drvdata(pdev, NULL);

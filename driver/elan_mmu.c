@@ -14,6 +14,7 @@
  * ever taken.
  */
 #include <linux/kernel.h>
+#include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -54,6 +55,31 @@ void elan_ring(struct elan_dev *dev, unsigned int vector)
 		return;
 	iowrite32((u32)ELAN_NIC_PEER_ID << 16 | vector,
 		  dev->regs + IVSHMEM_DOORBELL);
+}
+
+/*
+ * The driver lets go (remove): ask the NIC to start this node afresh
+ * (ELAN_DB_RESET) and wait, bounded, for its new header.  Whatever is in
+ * the region now, even garbage a bad kernel wrote over the header, the
+ * fault queue and the engine seqs, is then not the next driver's
+ * problem.  Called once the interrupts and the fault work are gone, so
+ * that nothing of ours writes into the new region.  May sleep.
+ */
+void elan_nic_reset(struct elan_dev *dev)
+{
+	u32 epoch = READ_ONCE(dev->hdr->nic_epoch);
+	unsigned int i;
+
+	iowrite32((u32)ELAN_NIC_PEER_ID << 16 | ELAN_DB_RESET,
+		  dev->regs + IVSHMEM_DOORBELL);
+	for (i = 0; i < 1000; i++) {
+		/* the NIC writes the magic last (release): header complete */
+		if (smp_load_acquire(&dev->hdr->magic) == ELAN_HW_MAGIC &&
+		    READ_ONCE(dev->hdr->nic_epoch) != epoch)
+			return;
+		usleep_range(1000, 2000);
+	}
+	dev_warn(&dev->pdev->dev, "the NIC did not reset its region\n");
 }
 
 /*

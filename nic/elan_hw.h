@@ -35,6 +35,7 @@ enum elan_hw_doorbell {
 	ELAN_DB_WORK	= 0,	/* commands posted while nic_sleeping */
 	ELAN_DB_FAULT	= 1,	/* fault replies posted */
 	ELAN_DB_CTX	= 2,	/* a context was attached or detached */
+	ELAN_DB_RESET	= 3,	/* the driver let go: a fresh region, please */
 };
 #define ELAN_NIC_PEER_ID	0
 

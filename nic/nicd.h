@@ -229,10 +229,17 @@ void nicd_node_down(struct nicd *n, uint32_t node);
 
 /* Shutdown: nic_state = DOWN in every region, IRQ_STATE raised. */
 void nicd_shutdown(struct nicd *n);
+/*
+ * The guest's driver let go of the NIC (ELAN_DB_RESET): down and up again
+ * on the same region, zeroed in between, as a reconnect would give it.
+ */
+void nicd_node_reset(struct nicd *n, uint32_t node);
+
 
 /* ------------------------------------------------------------ running */
 
-/* Doorbell from node: re-read its contexts (ELAN_DB_CTX) or nothing. */
+/* Doorbell from node: re-read its contexts (ELAN_DB_CTX), reset the node
+ * (ELAN_DB_RESET; call it between steps) or nothing. */
 void nicd_doorbell(struct nicd *n, uint32_t node, uint32_t vector);
 
 /* Make progress: returns a count of work done (0: nothing to do). */

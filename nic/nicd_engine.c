@@ -790,6 +790,8 @@ void nicd_doorbell(struct nicd *n, uint32_t node, uint32_t vector)
 {
 	if (node < n->nodes && n->node[node].up && vector == ELAN_DB_CTX)
 		n->node[node].rescan = 1;
+	if (node < n->nodes && n->node[node].up && vector == ELAN_DB_RESET)
+		nicd_node_reset(n, node);
 }
 
 int nicd_step(struct nicd *n, struct nicd_engine *e)

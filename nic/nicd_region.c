@@ -332,6 +332,24 @@ void nicd_node_down(struct nicd *n, uint32_t node)
 	publish_nodes_up(n);
 }
 
+/*
+ * Whatever the guest left in its region (a kernel writing garbage over the
+ * header, the fault queue and the engine seqs too) is gone: the next
+ * driver finds a fresh NIC, a new epoch and no context.  Between steps.
+ */
+void nicd_node_reset(struct nicd *n, uint32_t node)
+{
+	void *region;
+
+	if (node >= n->nodes || !n->node[node].up)
+		return;
+	region = n->node[node].region;
+	nicd_node_down(n, node);
+	memset(region, 0, ELAN_REGION_SIZE);
+	nicd_logf(n, NICD_LOG_INFO, "node %u: reset by its driver", node);
+	nicd_node_up(n, node, region);
+}
+
 void nicd_shutdown(struct nicd *n)
 {
 	uint32_t i;

@@ -1359,6 +1359,52 @@ static int t_node_down(void)
 	return 0;
 }
 
+/*
+ * A guest kernel wrote garbage over its whole region (header, fault
+ * queue, engine seqs, contexts), then its driver let go (ELAN_DB_RESET):
+ * the node gets a fresh region and epoch, as after a reconnect, and its
+ * next driver works; the other node is untouched.
+ */
+static int t_node_reset(void)
+{
+	struct th t;
+	struct th_ctx *a, *b;
+	struct elan_hw_header *h;
+	struct elan_cmd cmd;
+	uint32_t epoch, i;
+	int st;
+
+	CHECK(th_init(&t, 2, 32 * MiB) == 0, "init");
+	a = th_attach(&t, 0, 0, 1, 16);
+	b = th_attach(&t, 1, 0, 1, 16);
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 64);
+	CHECK(th_do(&t, a, &cmd, NULL) == 0, "put before");
+	h = t.node[1].region;
+	epoch = h->nic_epoch;
+	memset(t.node[1].region, 0xa5, ELAN_REGION_SIZE);
+	for (i = 0; i < 100; i++)
+		th_run(&t);
+	nicd_doorbell(&t.n, 1, ELAN_DB_RESET);
+	CHECK(h->magic == ELAN_HW_MAGIC && h->nic_state == ELAN_NIC_UP &&
+	      h->nic_epoch == epoch + 2 && h->fault_head == 0 &&
+	      h->engine[0].seq == 0 && h->faultq[0].req_seq == 0 &&
+	      b->ctl->state == ELAN_CTX_FREE && b->mmu[0].tag == 0,
+	      "not a fresh region: epoch %u (was %u), fault_head %u",
+	      h->nic_epoch, epoch, h->fault_head);
+	CHECK(strstr(t.log, "node 1: reset by its driver"), "no log line");
+	st = th_do(&t, a, &cmd, NULL);
+	CHECK(st == ELAN_E_NO_CONTEXT, "put to the old context: %s",
+	      nicd_status_name(st));
+	t.node[1].fault_head = 0;	/* the next driver starts afresh too */
+	b = th_attach(&t, 1, 0, 1, 16);
+	CHECK(th_do(&t, a, &cmd, NULL) == 0, "put after the reset");
+	cmd = th_cmd(ELAN_OP_GET, th_addr(a), th_va(b, 0), th_va(a, 0), 64);
+	CHECK(th_do(&t, b, &cmd, NULL) == 0, "get from the reset node");
+	CHECK(th_guards_ok(&t, 0) && th_guards_ok(&t, 1), "guard bytes");
+	th_fini(&t);
+	return 0;
+}
+
 static int t_target_gone(void)
 {
 	struct th t;
@@ -1575,6 +1621,7 @@ static const struct {
 	{ "shootdown bracket", t_bracket },
 	{ "shootdown race: never stale", t_shootdown_race },
 	{ "node down and up", t_node_down },
+	{ "node reset by its driver after garbage", t_node_reset },
 	{ "target detached mid-op", t_target_gone },
 	{ "interrupts and sleeping flags", t_interrupts },
 	{ "guest RAM file", t_ram_file },
