@@ -98,6 +98,7 @@ struct nicd_ctx {
 	uint32_t gen;
 	uint64_t cap;
 	uint32_t cmd_tail, ev_tail, recv_tail;
+	uint32_t recv_watched;	/* recv_tail when last watched */
 	uint32_t ev_reserved;	/* event credits held by ops */
 	uint8_t has_op;
 	uint8_t notify;		/* on the notify list this step */
@@ -166,6 +167,7 @@ struct nicd_engine {
 struct nicd_watch {
 	uint32_t node, ctx, gen;
 	uint32_t ev_tail, recv_tail;	/* posted up to here */
+	uint8_t got_msg;		/* messages among them */
 };
 #define NICD_WATCH	16
 

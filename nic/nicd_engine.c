@@ -138,7 +138,7 @@ static void ctx_adopt(struct nicd *n, struct nicd_ctx *c, uint32_t gen)
 	op_release(n, c);
 	c->gen = gen;
 	c->cap = LOAD(&c->ctl->capability);
-	c->cmd_tail = c->ev_tail = c->recv_tail = 0;
+	c->cmd_tail = c->ev_tail = c->recv_tail = c->recv_watched = 0;
 	c->ev_reserved = 0;
 	c->blocked = 0;
 	c->space_want = 0;
@@ -852,6 +852,8 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 				wt->gen = c->gen;
 				wt->ev_tail = c->ev_tail;
 				wt->recv_tail = c->recv_tail;
+				wt->got_msg = c->recv_tail != c->recv_watched;
+				c->recv_watched = c->recv_tail;
 			}
 		}
 		e->nnotify = 0;
@@ -873,9 +875,21 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 	return work;
 }
 
+/*
+ * Is a consumer of what the last posting step delivered not running (it
+ * has not taken it)?  Messages decide when there were any: their
+ * receivers are who will post next (a reply), so while every one of them
+ * has seen its messages (recv_seen: before it handles and releases them)
+ * the NIC keeps polling for that reply, even if an initiator has not yet
+ * taken its completion (its vCPU may be the one the NIC runs beside: it
+ * only waits for the reply).  Without messages, any consumer behind on
+ * its events counts: the initiator posts the next command after taking
+ * the completion of the last.
+ */
 int nicd_consumers_behind(struct nicd *n)
 {
 	uint32_t i;
+	int msgs = 0, behind = 0;
 
 	for (i = 0; i < n->nwatch && i < NICD_WATCH; i++) {
 		const struct nicd_watch *wt = &n->watch[i];
@@ -889,11 +903,19 @@ int nicd_consumers_behind(struct nicd *n)
 		if (!nd->up || c->state != ELAN_CTX_ACTIVE || c->gen != wt->gen)
 			continue;
 		/* heads are untrusted: only compared, never used */
-		if ((int32_t)(LOAD(&c->uctl->ev_head) - wt->ev_tail) < 0 ||
-		    (int32_t)(LOAD(&c->uctl->recv_head) - wt->recv_tail) < 0)
-			return 1;
+		if (wt->got_msg) {
+			msgs = 1;
+			if ((int32_t)(LOAD(&c->uctl->recv_seen) -
+				      wt->recv_tail) < 0 &&
+			    (int32_t)(LOAD(&c->uctl->recv_head) -
+				      wt->recv_tail) < 0)
+				return 1;
+		} else if ((int32_t)(LOAD(&c->uctl->ev_head) -
+				     wt->ev_tail) < 0) {
+			behind = 1;
+		}
 	}
-	return 0;
+	return msgs ? 0 : behind;
 }
 
 uint64_t nicd_next_timeout(struct nicd *n)

@@ -26,6 +26,7 @@ struct elan_ctx {
 	uint32_t cmd_pos;			/* next command position */
 	uint32_t ev_head;			/* next event position */
 	uint32_t recv_head;			/* oldest unreleased message */
+	uint32_t recv_seen;			/* last published ctl->recv_seen */
 };
 
 #define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -84,6 +85,7 @@ int elan_open(uint64_t capability, elan_ctx_t **ctxp)
 	c->cmd_pos = LOAD_ACQ(&c->status->cmd_tail);
 	c->ev_head = LOAD(&c->ctl->ev_head);
 	c->recv_head = LOAD(&c->ctl->recv_head);
+	c->recv_seen = c->recv_head;
 	*ctxp = c;
 	return 0;
 fail:
@@ -290,6 +292,17 @@ int elan_recv(elan_ctx_t *c, struct elan_recv_hdr *hdr, const void **payload)
 
 	if (!h)
 		return 0;
+	/*
+	 * Say at once that the message was seen: the slot is released only
+	 * after the caller has handled it, and the NIC, which keeps polling
+	 * while the receivers of what it delivered are running, would
+	 * otherwise take a busy receiver for a descheduled one and sleep.
+	 */
+	if (c->recv_seen != c->recv_head + 1) {
+		c->recv_seen = c->recv_head + 1;
+		__atomic_store_n(&c->ctl->recv_seen, c->recv_seen,
+				 __ATOMIC_RELAXED);
+	}
 	memcpy(hdr, h, sizeof(*hdr));
 	if (hdr->len > ELAN_SEND_MAX)
 		hdr->len = ELAN_SEND_MAX;

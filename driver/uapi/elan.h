@@ -137,7 +137,9 @@ struct elan_recv_hdr {
 struct elan_user_ctl {
 	__u32 ev_head;		/* events consumed (position) */
 	__u32 recv_head;	/* receive slots consumed */
-	__u32 pad[1022];
+	__u32 recv_seen;	/* receive slots looked at: tells the NIC the
+				 * process runs (a hint, never trusted) */
+	__u32 pad[1021];
 };
 
 /*

@@ -486,6 +486,8 @@ static int t_fault_progress(void)
  * Adaptive polling: after a step that gave a context an event or a
  * message, nicd_consumers_behind() says so until the consumer took it
  * (then elan-nicd stops spinning early: that process is not polling).
+ * When messages were delivered, only their receivers count, and seeing a
+ * message (recv_seen) is enough: the receiver runs and will reply.
  */
 static int t_consumers_behind(void)
 {
@@ -507,6 +509,11 @@ static int t_consumers_behind(void)
 	for (i = 0; i < 10; i++)
 		th_run(&t);
 	CHECK(nicd_consumers_behind(&t.n), "not behind with an event and a message untaken");
+	/* the receiver saw the message (not released): the sender's
+	 * completion alone does not count */
+	__atomic_store_n(&r->uctl->recv_seen, r->recv_pos + 1, __ATOMIC_RELAXED);
+	CHECK(!nicd_consumers_behind(&t.n), "behind with the message seen");
+	__atomic_store_n(&r->uctl->recv_seen, r->recv_pos, __ATOMIC_RELAXED);
 	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "send event");
 	CHECK(nicd_consumers_behind(&t.n), "not behind with a message untaken");
 	CHECK(th_poll_recv(r, &h, NULL), "message");
@@ -514,6 +521,14 @@ static int t_consumers_behind(void)
 	/* an idle step keeps what it watched */
 	th_run(&t);
 	CHECK(!nicd_consumers_behind(&t.n), "behind after an idle step");
+	/* no message: an untaken completion counts */
+	cmd = th_cmd(ELAN_OP_NOP, 0, 0, 0, 0);
+	CHECK(th_post(s, &cmd) == 0, "post nop");
+	for (i = 0; i < 10; i++)
+		th_run(&t);
+	CHECK(nicd_consumers_behind(&t.n), "not behind with a completion untaken");
+	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "nop event");
+	CHECK(!nicd_consumers_behind(&t.n), "behind with the completion taken");
 	th_fini(&t);
 	return 0;
 }
