@@ -137,6 +137,7 @@ void elan_ctx_quiesce(struct elan_ctx *c, bool mm_gone);
 bool elan_shootdown(struct elan_dev *dev, unsigned int ctx);
 void elan_fault_work(struct work_struct *work);
 void elan_nic_dead(struct elan_dev *dev, int why);
+void elan_fail_slot(struct elan_dev *dev, unsigned int i);
 void elan_ring(struct elan_dev *dev, unsigned int vector);
 void elan_ctx_put(struct elan_ctx *c);
 void elan_nic_reset(struct elan_dev *dev);

@@ -241,6 +241,14 @@ static long elan_attach(struct elan_ctx *c, struct elan_attach __user *uarg)
 	WRITE_ONCE(c->status->state, ELAN_CTX_ACTIVE);
 	/* The reset slot and capability are visible before ACTIVE. */
 	smp_store_release(&c->hw->state, ELAN_CTX_ACTIVE);
+	/*
+	 * A NIC declared dead since the check above may have passed this
+	 * slot by: fail the context here.  The barrier pairs with the
+	 * cmpxchg in elan_nic_dead(): one of the two sees the other.
+	 */
+	smp_mb();
+	if (atomic_read(&dev->dead))
+		elan_fail_slot(dev, idx);
 	elan_ring(dev, ELAN_DB_CTX);
 	/* Pairs with the lockless readers of phase (mmap, poll, ioctl). */
 	smp_store_release(&c->phase, ELAN_PHASE_ACTIVE);
@@ -374,9 +382,12 @@ static __poll_t elan_poll(struct file *file, poll_table *pt)
 	if (READ_ONCE(rh->seq) == head + 1)
 		mask |= EPOLLIN | EPOLLRDNORM;
 
+	/*
+	 * Not dev->dead: elan_nic_dead() fails the contexts before it wakes
+	 * us, and an error here must come with the context's state.
+	 */
 	if (READ_ONCE(c->status->state) == ELAN_CTX_FAILED ||
-	    READ_ONCE(c->hw->nic_state) == ELAN_CTX_FAILED ||
-	    atomic_read(&dev->dead))
+	    READ_ONCE(c->hw->nic_state) == ELAN_CTX_FAILED)
 		mask |= EPOLLERR;
 	if (!READ_ONCE(c->live))
 		mask |= EPOLLHUP;

@@ -100,21 +100,31 @@ void elan_nic_dead(struct elan_dev *dev, int why)
 
 	if (atomic_cmpxchg(&dev->dead, ELAN_ALIVE, why) != ELAN_ALIVE)
 		return;
+	/*
+	 * The contexts before the message (slow on a serial console): a
+	 * process woken by anything else must not find its context still
+	 * ACTIVE on a dead NIC.
+	 */
+	for (i = 0; i < dev->max_ctx; i++)
+		elan_fail_slot(dev, i);
+	wake_up_all(&dev->waitq);
 	dev_err(&dev->pdev->dev, "NIC declared dead: %s; contexts failed\n",
 		text[why]);
-	for (i = 0; i < dev->max_ctx; i++) {
-		struct elan_hw_ctx *hw = elan_hw_ctx(dev, i);
-		struct elan_user_status *st = elan_status(dev, i);
+}
 
-		if (READ_ONCE(hw->state) != ELAN_CTX_ACTIVE)
-			continue;
-		WRITE_ONCE(hw->state, ELAN_CTX_FAILED);
-		WRITE_ONCE(st->error, ELAN_E_NODE_DOWN);
-		/* error before state, for user space */
-		smp_wmb();
-		WRITE_ONCE(st->state, ELAN_CTX_FAILED);
-	}
-	wake_up_all(&dev->waitq);
+/* An active context of a dead NIC: its owner sees it FAILED, NODE_DOWN. */
+void elan_fail_slot(struct elan_dev *dev, unsigned int i)
+{
+	struct elan_hw_ctx *hw = elan_hw_ctx(dev, i);
+	struct elan_user_status *st = elan_status(dev, i);
+
+	if (READ_ONCE(hw->state) != ELAN_CTX_ACTIVE)
+		return;
+	WRITE_ONCE(hw->state, ELAN_CTX_FAILED);
+	WRITE_ONCE(st->error, ELAN_E_NODE_DOWN);
+	/* error before state, for user space */
+	smp_wmb();
+	WRITE_ONCE(st->state, ELAN_CTX_FAILED);
 }
 
 /*

@@ -560,19 +560,21 @@ int main(int argc, char **argv)
 	nicd_logf(&nic, NICD_LOG_INFO, "signal %d: shutting down", (int)stop_sig);
 	nicd_shutdown(&nic);
 	print_stats();
+	/*
+	 * The guests live on: their drivers fail every context with
+	 * NODE_DOWN on the DOWN state.  Taking the nodes down here (or in
+	 * nicd_fini()) would write FREE over that into the regions they
+	 * still map, and a process would see its context "stopped" with no
+	 * reason.  Exiting closes the connections and unmaps the rest.
+	 */
 	for (i = 0; i < ELAN_MAX_NODES; i++) {
 		if (!srv[i].configured)
 			continue;
-		if (srv[i].cfd >= 0) {
-			nicd_node_down(&nic, i);
-			close_fds(&srv[i]);
-		}
 		if (srv[i].lfd >= 0)
 			close(srv[i].lfd);
 		unlink(srv[i].sock_path);
 	}
 	if (pidfile)
 		unlink(pidfile);
-	nicd_fini(&nic);
 	return 0;
 }
