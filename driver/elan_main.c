@@ -519,6 +519,33 @@ static const struct {
 	ELAN_STAT(irq_state),
 };
 
+/* What the driver holds now: both 0 once every process has detached. */
+static unsigned int elan_contexts_attached(struct elan_dev *dev)
+{
+	unsigned int i, n = 0;
+
+	spin_lock(&dev->slot_lock);
+	for (i = 0; i < dev->max_ctx; i++)
+		n += dev->slot[i] != NULL;
+	spin_unlock(&dev->slot_lock);
+	return n;
+}
+
+/* Valid entries in every context's NIC MMU, attached or not. */
+static unsigned long elan_translations_valid(struct elan_dev *dev)
+{
+	unsigned long n = 0;
+	unsigned int i, j;
+
+	for (i = 0; i < dev->max_ctx; i++) {
+		struct elan_hw_tlbe *mmu = elan_mmu(dev, i);
+
+		for (j = 0; j < ELAN_MMU_SETS * ELAN_MMU_WAYS; j++)
+			n += !!(READ_ONCE(mmu[j].tag) & ELAN_MMU_VALID);
+	}
+	return n;
+}
+
 static int elan_counters_show(struct seq_file *m, void *unused)
 {
 	struct elan_dev *dev = m->private;
@@ -529,6 +556,8 @@ static int elan_counters_show(struct seq_file *m, void *unused)
 			   (long long)atomic64_read((void *)&dev->st +
 						    elan_stat_names[i].off));
 	seq_printf(m, "nic_dead %d\n", atomic_read(&dev->dead));
+	seq_printf(m, "contexts_attached %u\n", elan_contexts_attached(dev));
+	seq_printf(m, "translations_valid %lu\n", elan_translations_valid(dev));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(elan_counters);
