@@ -709,7 +709,14 @@ static int elan_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		ret = -ENOMEM;
 		goto err_regions;
 	}
-	dev->fault_wq = alloc_ordered_workqueue("elan-fault", 0);
+	/*
+	 * Faults are serviced on the CPU that took the interrupt, at high
+	 * priority: the process whose op faulted usually spins there, and an
+	 * unbound worker would wait for another (virtual) CPU to be
+	 * scheduled, milliseconds on a busy host.  The work item never runs
+	 * twice at once, so requests are still answered in order.
+	 */
+	dev->fault_wq = alloc_workqueue("elan-fault", WQ_HIGHPRI, 1);
 	if (!dev->fault_wq) {
 		ret = -ENOMEM;
 		goto err_regions;
