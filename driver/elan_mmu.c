@@ -14,6 +14,7 @@
  * ever taken.
  */
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/mm.h>
@@ -34,7 +35,7 @@ MODULE_PARM_DESC(shootdown_timeout_ms,
 static unsigned int elan_fault_around = 64;
 module_param_named(fault_around, elan_fault_around, uint, 0644);
 MODULE_PARM_DESC(fault_around,
-		 "Pages loaded per fault (1..64): the faulting one, the ones after it the NIC operation goes on to (faulted in if absent), then present ones");
+		 "Pages loaded per fault (1..64): the faulting one, the ones after it the NIC operation goes on to (faulted in if absent), present ones after it, then present ones below it in its aligned block");
 
 static unsigned int elan_preload = 1;
 module_param_named(preload, elan_preload, uint, 0644);
@@ -590,49 +591,80 @@ static void elan_load_cb(void *arg, unsigned long addr,
 	spin_unlock(&c->lock);
 }
 
+/* Is @va translated for this access already?  A lockless hint. */
+static bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write)
+{
+	struct elan_hw_tlbe *e = elan_set(c, va);
+	unsigned int i;
+
+	for (i = 0; i < ELAN_MMU_WAYS; i++) {
+		u64 tag = READ_ONCE(e[i].tag);
+
+		if (elan_tag_is(tag, va) && (!write || (tag & ELAN_MMU_WRITE)))
+			return true;
+	}
+	return false;
+}
+
 /*
- * After a fault on @va: load the pages that follow it, up to fault_around
- * in all.  The first @ahead of them are pages the NIC operation that
- * faulted goes on to touch (the NIC says how far): those are faulted in
- * like the CPU would if absent, so a transfer into a fresh buffer costs
- * one NIC fault per fault_around pages, not one per page.  Beyond the
- * operation, only present pages are loaded: nothing the process did not
- * ask the NIC to touch is ever allocated.  Stops at the end of the VMA, at
- * a page the access is not allowed to, or at the first failure.  Called
- * and returns with mmap_lock held for reading; fixup_user_fault() may
- * drop and retake it, so the VMA is looked up again for every page.
+ * Load @addr for fault-around; @fault_in: fault it in first if absent.
+ * True when it is translated afterwards.  fixup_user_fault() may drop and
+ * retake mmap_lock, so the VMA is looked up again.
+ */
+static bool elan_load_one(struct elan_load_arg *a, struct mm_struct *mm,
+			  unsigned long addr, bool fault_in)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, addr);
+	bool unlocked = false;
+	int ret;
+
+	if (!vma || !(vma->vm_flags & (a->write ? VM_WRITE : VM_READ)))
+		return false;
+	if (elan_mmu_has(a->c, addr, a->write))
+		return true;
+	a->installed = false;
+	ret = ioproc_load(vma, addr, a->write, elan_load_cb, a);
+	if (ret == -EFAULT && fault_in) {
+		if (fixup_user_fault(mm, addr, a->write ? FAULT_FLAG_WRITE : 0,
+				     &unlocked))
+			return false;
+		vma = vma_lookup(mm, addr);
+		if (!vma)
+			return false;
+		a->installed = false;
+		ret = ioproc_load(vma, addr, a->write, elan_load_cb, a);
+	}
+	return !ret && a->installed;
+}
+
+/*
+ * After a fault on @va: load more pages, up to fault_around in all.  First
+ * those that follow @va: the first @ahead are pages the NIC operation
+ * goes on to touch (the NIC says how far), faulted in like the CPU would
+ * if absent, so a transfer into a fresh buffer costs one NIC fault per
+ * fault_around pages, not one per page; beyond the operation only present
+ * pages.  Then present pages below @va, down to the fault_around-aligned
+ * block it lies in (as the CPU's fault-around): buffers taken from the top
+ * down, like the fragments of a free list, also cost one fault per block.
+ * Nothing the process did not ask the NIC to touch is ever allocated.
+ * Each direction stops at the end of the VMA, at a page the access is not
+ * allowed to, or at the first failure.  Called and returns with mmap_lock
+ * held for reading.
  */
 static void elan_fault_around_load(struct elan_load_arg *a,
 				   struct mm_struct *mm, unsigned long va,
 				   unsigned int ahead)
 {
 	unsigned int i, n = min(READ_ONCE(elan_fault_around), 64U);
-	struct vm_area_struct *vma;
-	unsigned long addr;
-	bool unlocked;
-	int ret;
+	unsigned long block, addr = va;
 
-	for (i = 1; i < n; i++) {
-		addr = va + i * PAGE_SIZE;
-		vma = vma_lookup(mm, addr);
-		if (!vma ||
-		    !(vma->vm_flags & (a->write ? VM_WRITE : VM_READ)))
+	for (i = 1; i < n; i++)
+		if (!elan_load_one(a, mm, va + i * PAGE_SIZE, i < ahead))
 			break;
-		a->installed = false;
-		ret = ioproc_load(vma, addr, a->write, elan_load_cb, a);
-		if (ret == -EFAULT && i < ahead) {
-			unlocked = false;
-			if (fixup_user_fault(mm, addr,
-					     a->write ? FAULT_FLAG_WRITE : 0,
-					     &unlocked))
-				break;
-			vma = vma_lookup(mm, addr);
-			if (!vma)
-				break;
-			a->installed = false;
-			ret = ioproc_load(vma, addr, a->write, elan_load_cb, a);
-		}
-		if (ret || !a->installed)
+	block = va & ~(roundup_pow_of_two(max(n, 1U)) * PAGE_SIZE - 1);
+	for (; i < n && addr > block; i++) {
+		addr -= PAGE_SIZE;
+		if (!elan_load_one(a, mm, addr, false))
 			break;
 	}
 }

@@ -421,6 +421,44 @@ static void test_fault_ahead(void)
 	munmap(l, span);
 }
 
+/*
+ * Fault-around also loads the present pages below the faulting one, down
+ * to its aligned block: 1-page puts from the top page of a touched 32-page
+ * buffer down to its bottom (the order in which the fragments of a free
+ * list are used) cost one NIC fault, not 32, and allocate nothing.
+ */
+static void test_fault_around_down(void)
+{
+	const size_t n = 32, block = 64 * PG;
+	long fa = read_long("/sys/module/elan/parameters/fault_around");
+	uint8_t *m = map_anon(2 * block), *w = map_anon(PG), *dst = map_anon(PG);
+	uint8_t *buf = (uint8_t *)(((uintptr_t)m + block - 1) & ~(uintptr_t)(block - 1));
+	struct elan_counters k0, k1;
+	size_t i, res;
+	int r;
+
+	T_REQUIRE(fa >= (long)n, "fault_around is %ld: the test needs >= %zu", fa, n);
+	t_fill(buf, n * PG, 41);
+	w[0] = 1;
+	r = t_put(ctx, self, w, U(dst), 64);	/* the target: translated */
+	T_REQUIRE(r == 0, "put to warm the target: %s", t_st(r));
+	k0 = t_counters();
+	for (i = n; i-- > 0;) {
+		r = t_put(ctx, self, buf + i * PG, U(dst), 64);
+		T_CHECK(r == 0, "put from page %zu: %s", i, t_st(r));
+	}
+	k1 = t_counters();
+	T_CHECK(k1.faults - k0.faults <= 1,
+		"%zu one-page puts, top page first: %llu NIC faults (want <= 1)",
+		n, k1.faults - k0.faults);
+	cpu_check(dst, 64, 41, false, "the last put");
+	res = resident(m, 2 * block);
+	T_CHECK(res == n, "%zu pages resident (want the %zu touched)", res, n);
+	munmap(m, 2 * block);
+	munmap(w, PG);
+	munmap(dst, PG);
+}
+
 /* ------------------------------------------------------------ atomics */
 
 #define AT_THREADS 4
@@ -1655,6 +1693,7 @@ static const struct {
 	{ "basic", test_basic, "nop, fence, put, get, atomic, send, remote event" },
 	{ "data", test_data, "put/get 1 B .. 64 MiB, unaligned" },
 	{ "fault_ahead", test_fault_ahead, "a fault loads the op's next pages, no more" },
+	{ "fault_around_down", test_fault_around_down, "a fault loads present pages below it in its block" },
 	{ "mmu_thrash", test_mmu_thrash, "16 MiB both sides in one context (2x the NIC MMU)" },
 	{ "atomics", test_atomics, "every op; racing contexts and CPU" },
 	{ "send", test_send, "3000 messages, in order, one completion each" },
