@@ -5,7 +5,7 @@
  * library, and the adaptive polling loop.
  *
  *   elan-nicd --node I:SOCKET:RAMFILE[:RAMSIZE] ... [--spin-us N]
- *             [--spin-lag-us N] [--fault-timeout-ms N] [--log FILE] [--pidfile FILE] [-v]
+ *             [--spin-lag-us N] [--spin-reply-us N] [--fault-timeout-ms N] [--log FILE] [--pidfile FILE] [-v]
  *
  * Prints "elan-nicd: ready ..." on stdout (and writes the pidfile) once
  * every socket listens.  SIGTERM or SIGINT: NIC down in every region,
@@ -94,6 +94,9 @@ static void usage(void)
 		"  --spin-lag-us N         but sleep after N us idle when a process that was\n"
 		"                          just given events has not taken them (default 3,\n"
 		"                          0: never; environment ELAN_NICD_SPIN_LAG_US)\n"
+		"  --spin-reply-us N       and after N us when messages were seen but their\n"
+		"                          senders' completions not taken (default 10;\n"
+		"                          environment ELAN_NICD_SPIN_REPLY_US)\n"
 		"  --fault-timeout-ms N    fail an op whose fault is not answered (default 10000)\n"
 		"  --log FILE              log here (default stderr)\n"
 		"  --pidfile FILE          written when every socket listens\n"
@@ -371,6 +374,16 @@ static void add_node(const char *spec)
 	free(copy);
 }
 
+/*
+ * Past the lag: spin on while the consumers run, or while a reply is
+ * awaited for less than reply_ns.
+ */
+static int keep_spinning(int consumers, uint64_t idle_ns, uint64_t reply_ns)
+{
+	return consumers == NICD_RUNNING ||
+	       (consumers == NICD_REPLYING && idle_ns < reply_ns);
+}
+
 static void print_stats(void)
 {
 	uint32_t i, j;
@@ -399,6 +412,7 @@ int main(int argc, char **argv)
 		{ "node", required_argument, NULL, 'n' },
 		{ "spin-us", required_argument, NULL, 's' },
 		{ "spin-lag-us", required_argument, NULL, 'L' },
+		{ "spin-reply-us", required_argument, NULL, 'R' },
 		{ "fault-timeout-ms", required_argument, NULL, 't' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "pidfile", required_argument, NULL, 'p' },
@@ -407,7 +421,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	const char *nodes_spec[ELAN_MAX_NODES];
-	uint64_t spin_ns = 100000, lag_ns = 3000, hb_ns = 250000000ull, now,
+	uint64_t spin_ns = 100000, lag_ns = 3000, reply_ns = 10000, hb_ns = 250000000ull, now,
 		 last_work, last_poll = 0, last_hb = 0;
 	const char *env;
 	uint32_t nnodes = 0, maxnode = 0, i;
@@ -422,6 +436,9 @@ int main(int argc, char **argv)
 	env = getenv("ELAN_NICD_SPIN_LAG_US");
 	if (env && *env)
 		lag_ns = strtoull(env, NULL, 10) * 1000;
+	env = getenv("ELAN_NICD_SPIN_REPLY_US");
+	if (env && *env)
+		reply_ns = strtoull(env, NULL, 10) * 1000;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -434,6 +451,9 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			lag_ns = strtoull(optarg, NULL, 10) * 1000;
+			break;
+		case 'R':
+			reply_ns = strtoull(optarg, NULL, 10) * 1000;
 			break;
 		case 't':
 			fault_ms = strtoul(optarg, NULL, 10);
@@ -503,9 +523,10 @@ int main(int argc, char **argv)
 		fprintf(f, "%d\n", (int)getpid());
 		fclose(f);
 	}
-	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us (lag %llu us), fault timeout %lu ms",
+	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us (lag %llu us, reply %llu us), fault timeout %lu ms",
 		  nnodes, (unsigned long long)(spin_ns / 1000),
-		  (unsigned long long)(lag_ns / 1000), fault_ms);
+		  (unsigned long long)(lag_ns / 1000),
+		  (unsigned long long)(reply_ns / 1000), fault_ms);
 	printf("elan-nicd: ready: %u nodes, pid %d\n", nnodes, (int)getpid());
 	fflush(stdout);
 
@@ -537,7 +558,8 @@ int main(int argc, char **argv)
 		 */
 		if (w || (now - last_work < spin_ns &&
 			  (!lag_ns || now - last_work < lag_ns ||
-			   !nicd_consumers_behind(&nic))))
+			   keep_spinning(nicd_consumers_behind(&nic),
+					 now - last_work, reply_ns))))
 			continue;
 		/* idle: announce sleep, fence, look once more, then block */
 		nicd_set_sleeping(&nic, 1);

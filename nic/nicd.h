@@ -257,11 +257,15 @@ void nicd_set_sleeping(struct nicd *n, int on);
 uint64_t nicd_next_timeout(struct nicd *n);
 
 /*
- * 1 if a context that was given events or messages by the last step that
- * posted any has not consumed them yet (its process is not polling: it
- * computes, sleeps, or waits for the CPU the NIC spins on).  The polling
- * loop stops spinning early then.
+ * Are the processes the last posting step gave events or messages to
+ * running?  NICD_RUNNING: they took them.  NICD_BEHIND: one has not (its
+ * process is not polling: it computes, sleeps, or waits for the CPU the NIC
+ * spins on); the polling loop stops spinning early then.  NICD_REPLYING:
+ * every receiver of a message saw it, but an initiator has not taken its
+ * completion: a reply is likely soon, but past that the initiator, whose
+ * CPU the NIC may be sitting on, may be the one to post next.
  */
+enum { NICD_RUNNING, NICD_BEHIND, NICD_REPLYING };
 int nicd_consumers_behind(struct nicd *n);
 
 /* Heartbeat: write the clock into every header. */

@@ -882,9 +882,11 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
  * has seen its messages (recv_seen: before it handles and releases them)
  * the NIC keeps polling for that reply, even if an initiator has not yet
  * taken its completion (its vCPU may be the one the NIC runs beside: it
- * only waits for the reply).  Without messages, any consumer behind on
- * its events counts: the initiator posts the next command after taking
- * the completion of the last.
+ * may only wait for the reply); that case is NICD_REPLYING, which the
+ * polling loop gives a shorter time, for a message may need no reply (an
+ * MPI rendezvous FIN) and its sender may post next.  Without messages,
+ * any consumer behind on its events counts: the initiator posts the next
+ * command after taking the completion of the last.
  */
 int nicd_consumers_behind(struct nicd *n)
 {
@@ -909,13 +911,15 @@ int nicd_consumers_behind(struct nicd *n)
 				      wt->recv_tail) < 0 &&
 			    (int32_t)(LOAD(&c->uctl->recv_head) -
 				      wt->recv_tail) < 0)
-				return 1;
+				return NICD_BEHIND;
 		} else if ((int32_t)(LOAD(&c->uctl->ev_head) -
 				     wt->ev_tail) < 0) {
 			behind = 1;
 		}
 	}
-	return msgs ? 0 : behind;
+	if (!behind)
+		return NICD_RUNNING;
+	return msgs ? NICD_REPLYING : NICD_BEHIND;
 }
 
 uint64_t nicd_next_timeout(struct nicd *n)

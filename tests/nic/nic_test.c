@@ -484,10 +484,12 @@ static int t_fault_progress(void)
 
 /*
  * Adaptive polling: after a step that gave a context an event or a
- * message, nicd_consumers_behind() says so until the consumer took it
- * (then elan-nicd stops spinning early: that process is not polling).
- * When messages were delivered, only their receivers count, and seeing a
- * message (recv_seen) is enough: the receiver runs and will reply.
+ * message, nicd_consumers_behind() says NICD_BEHIND until the consumer
+ * took it (then elan-nicd stops spinning early: that process is not
+ * polling).  When messages were delivered, only their receivers count as
+ * behind, and seeing a message (recv_seen) is enough: the receiver runs
+ * and may reply.  While the sender has not taken its completion that is
+ * NICD_REPLYING (a shorter spin), NICD_RUNNING once it has.
  */
 static int t_consumers_behind(void)
 {
@@ -496,39 +498,47 @@ static int t_consumers_behind(void)
 	struct elan_recv_hdr h;
 	struct elan_event ev;
 	struct elan_cmd cmd;
-	int i;
+	int i, st;
 
 	CHECK(th_init(&t, 2, 32 * MiB) == 0, "init");
 	s = th_attach(&t, 0, 4, 11, 16);
 	r = th_attach(&t, 1, 6, 11, 16);
 	for (i = 0; i < 10; i++)
 		th_run(&t);
-	CHECK(!nicd_consumers_behind(&t.n), "behind before anything was posted");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_RUNNING, "%d before anything was posted", st);
 	cmd = th_cmd(ELAN_OP_SEND, th_addr(r), th_va(s, 0), 0, 8);
 	CHECK(th_post(s, &cmd) == 0, "post");
 	for (i = 0; i < 10; i++)
 		th_run(&t);
-	CHECK(nicd_consumers_behind(&t.n), "not behind with an event and a message untaken");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_BEHIND, "%d with an event and a message untaken", st);
 	/* the receiver saw the message (not released): the sender's
-	 * completion alone does not count */
+	 * completion alone is not behind, but a reply is awaited */
 	__atomic_store_n(&r->uctl->recv_seen, r->recv_pos + 1, __ATOMIC_RELAXED);
-	CHECK(!nicd_consumers_behind(&t.n), "behind with the message seen");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_REPLYING, "%d with the message seen, the completion not", st);
 	__atomic_store_n(&r->uctl->recv_seen, r->recv_pos, __ATOMIC_RELAXED);
 	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "send event");
-	CHECK(nicd_consumers_behind(&t.n), "not behind with a message untaken");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_BEHIND, "%d with a message untaken", st);
 	CHECK(th_poll_recv(r, &h, NULL), "message");
-	CHECK(!nicd_consumers_behind(&t.n), "behind with everything taken");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_RUNNING, "%d with everything taken", st);
 	/* an idle step keeps what it watched */
 	th_run(&t);
-	CHECK(!nicd_consumers_behind(&t.n), "behind after an idle step");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_RUNNING, "%d after an idle step", st);
 	/* no message: an untaken completion counts */
 	cmd = th_cmd(ELAN_OP_NOP, 0, 0, 0, 0);
 	CHECK(th_post(s, &cmd) == 0, "post nop");
 	for (i = 0; i < 10; i++)
 		th_run(&t);
-	CHECK(nicd_consumers_behind(&t.n), "not behind with a completion untaken");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_BEHIND, "%d with a completion untaken", st);
 	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "nop event");
-	CHECK(!nicd_consumers_behind(&t.n), "behind with the completion taken");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_RUNNING, "%d with the completion taken", st);
 	th_fini(&t);
 	return 0;
 }
