@@ -11,9 +11,10 @@
 static void usage(const struct osu *o, const char *prog)
 {
 	if (mt_rank == 0)
-		fprintf(stderr, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP]%s%s\n"
+		fprintf(stderr, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP]%s%s%s\n"
 			"  sizes %zu:%zu, %d iterations (fewer above 8 KiB), %d warmup\n",
-			prog, o->window ? " [-W WINDOW]" : "", o->sync ? " [-s flush|lock|fence|pscw]" : "",
+			prog, o->window ? " [-W WINDOW]" : "", o->window && !o->sync ? " [-T MS]" : "",
+			o->sync ? " [-s flush|lock|fence|pscw]" : "",
 			o->min, o->max, o->iters, o->warmup);
 }
 
@@ -24,7 +25,7 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 	int c, bad = 0, help = 0;
 
 	mt_init(argc, argv);
-	while ((c = getopt(*argc, *argv, "m:i:x:W:s:h")) != -1) {
+	while ((c = getopt(*argc, *argv, "m:i:x:W:T:s:h")) != -1) {
 		switch (c) {
 		case 'm':
 			colon = strchr(optarg, ':');
@@ -39,6 +40,7 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 		case 'i': o->iters = atoi(optarg); break;
 		case 'x': o->warmup = atoi(optarg); break;
 		case 'W': o->window = atoi(optarg); bad |= !o->window; break;
+		case 'T': o->min_ms = atoi(optarg); bad |= o->min_ms < 0; break;
 		case 's':
 			o->sync = optarg;
 			bad |= strcmp(optarg, "flush") && strcmp(optarg, "lock") && strcmp(optarg, "fence") &&
@@ -72,6 +74,22 @@ static int scaled(int n, size_t size, int least)
 
 int osu_iters(const struct osu *o, size_t size) { return scaled(o->iters, size, 4); }
 int osu_warmup(const struct osu *o, size_t size) { return o->warmup ? scaled(o->warmup, size, 1) : 0; }
+
+int osu_rounds(const struct osu *o, int n, double warm_secs, int warm)
+{
+	int rounds = n;
+
+	if (mt_rank == 0 && o->min_ms > 0 && warm > 0 && warm_secs > 0) {
+		double want = o->min_ms / 1e3 / (warm_secs / warm);
+
+		if (want > 64.0 * n)
+			want = 64.0 * n;
+		if (want > rounds)
+			rounds = (int)want + 1;
+	}
+	MPI_Bcast(&rounds, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	return rounds;
+}
 
 void osu_row(size_t size, double value)
 {

@@ -9,6 +9,8 @@
  *                 N * 8 KiB / size, at least a few (TCG guests are slow)
  *   -x N          warmup iterations (scaled the same way)
  *   -W N          window: messages or operations in flight (bw tests)
+ *   -T MS         bw tests: time each size for at least MS milliseconds
+ *                 (more windows than -i gives when they are quick; 0: off)
  *   -s SYNC       one-sided synchronisation: flush, lock, fence, pscw
  *   -h            help */
 #ifndef OSU_H
@@ -21,6 +23,7 @@ struct osu {
 	const char *column;     /* "Latency (us)" */
 	size_t min, max;
 	int iters, warmup, window;
+	int min_ms;             /* -T (bw tests; 0: -i alone decides) */
 	const char *sync;       /* RMA tests only (NULL: no -s) */
 };
 
@@ -30,6 +33,10 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks);
 /* Iterations and warmup for SIZE. */
 int osu_iters(const struct osu *o, size_t size);
 int osu_warmup(const struct osu *o, size_t size);
+/* Timed rounds for a size: at least N, and as many more (up to 64 N) as
+ * fill o->min_ms at the pace of the warmup (WARM_SECS for WARM rounds).
+ * Rank 0 decides for everyone: all ranks call it. */
+int osu_rounds(const struct osu *o, int n, double warm_secs, int warm);
 /* One result row (rank 0 prints). */
 void osu_row(size_t size, double value);
 /* Sizes MIN..MAX: 0 then powers of two. */
