@@ -6,7 +6,7 @@
  *
  *   elan-nicd --node I:SOCKET:RAMFILE[:RAMSIZE] ... [--spin-us N]
  *             [--spin-lag-us N] [--spin-reply-us N] [--rt-priority N]
- *             [--fault-timeout-ms N] [--log FILE] [--pidfile FILE] [-v]
+ *             [--fault-timeout-ms N] [--log FILE] [--pidfile FILE] [--trace FILE] [-v]
  *
  * Prints "elan-nicd: ready ..." on stdout (and writes the pidfile) once
  * every socket listens.  SIGTERM or SIGINT: NIC down in every region,
@@ -104,6 +104,9 @@ static void usage(void)
 		"  --fault-timeout-ms N    fail an op whose fault is not answered (default 10000)\n"
 		"  --log FILE              log here (default stderr)\n"
 		"  --pidfile FILE          written when every socket listens\n"
+		"  --trace FILE            record a timeline of commands, completions, faults,\n"
+		"                          doorbells, sleeps and wake-ups (the newest 1M),\n"
+		"                          written to FILE at exit (environment ELAN_NICD_TRACE)\n"
 		"  -v, --verbose           debug log\n",
 		ELAN_MAX_NODES - 1);
 	exit(2);
@@ -443,6 +446,7 @@ int main(int argc, char **argv)
 		{ "fault-timeout-ms", required_argument, NULL, 't' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "pidfile", required_argument, NULL, 'p' },
+		{ "trace", required_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -454,6 +458,7 @@ int main(int argc, char **argv)
 	uint32_t nnodes = 0, maxnode = 0, i;
 	int c, verbose = 0, nspec = 0, v, rt_prio = 1;
 	char *logpath = NULL;
+	const char *tracepath = NULL;
 	unsigned long fault_ms = 10000;
 	struct sigaction sa = { 0 };
 
@@ -469,6 +474,9 @@ int main(int argc, char **argv)
 	env = getenv("ELAN_NICD_RT_PRIORITY");
 	if (env && *env)
 		rt_prio = atoi(env);
+	env = getenv("ELAN_NICD_TRACE");
+	if (env && *env)
+		tracepath = env;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -496,6 +504,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			pidfile = optarg;
+			break;
+		case 'T':
+			tracepath = optarg;
 			break;
 		case 'v':
 			verbose = 1;
@@ -534,6 +545,11 @@ int main(int argc, char **argv)
 	nic.fault_timeout_ns = (uint64_t)fault_ms * 1000000ull;
 	nicd_engine_init(&eng, 0);
 	set_rt_priority(rt_prio);
+	if (tracepath) {
+		if (nicd_trace_start(&nic) < 0)
+			die("--trace: out of memory");
+		nicd_logf(&nic, NICD_LOG_INFO, "tracing to %s at exit", tracepath);
+	}
 
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
@@ -597,6 +613,7 @@ int main(int argc, char **argv)
 			continue;
 		/* idle: announce sleep, fence, look once more, then block */
 		nicd_set_sleeping(&nic, 1);
+		nicd_trace(&nic, 'S', 0, 0, 0, 0);
 		w = nicd_step(&nic, &eng);
 		if (!w) {
 			uint64_t t = nicd_next_timeout(&nic);
@@ -612,10 +629,17 @@ int main(int argc, char **argv)
 			last_work = nicd_now_mono();
 		}
 		nicd_set_sleeping(&nic, 0);
+		nicd_trace(&nic, 'W', 0, 0, 0, 0);
 	}
 	nicd_logf(&nic, NICD_LOG_INFO, "signal %d: shutting down", (int)stop_sig);
 	nicd_shutdown(&nic);
 	print_stats();
+	if (tracepath) {
+		int r = nicd_trace_finish(&nic, tracepath);
+
+		if (r < 0)
+			nicd_logf(&nic, NICD_LOG_WARN, "--trace %s: %s", tracepath, strerror(-r));
+	}
 	/*
 	 * The guests live on: their drivers fail every context with
 	 * NODE_DOWN on the DOWN state.  Taking the nodes down here (or in

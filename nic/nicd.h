@@ -193,7 +193,45 @@ struct nicd {
 	void *log_arg;
 	int log_level;
 	uint64_t start_ns;
+	struct nicd_trace *trace;	/* elan-nicd --trace; NULL: off */
 };
+
+/* ------------------------------------------------------------ tracing */
+
+/*
+ * A timeline of what the NIC does, to find where time goes (elan-nicd
+ * --trace FILE): a record per command taken (C: len = the command's
+ * length), op completed (D: len = bytes done), fault raised (F: op = 1
+ * for a write, len = the page number's low 32 bits), doorbell (B: op =
+ * the vector), and the polling loop's sleep (S) and wake (W).  A ring
+ * that keeps the newest NICD_TRACE_RECS, written out at exit.
+ */
+#define NICD_TRACE_RECS (1u << 20)
+
+struct nicd_trace_rec {
+	uint64_t t;		/* n->now() */
+	uint32_t len;
+	uint8_t kind, node, ctx, op;
+};
+
+struct nicd_trace {
+	struct nicd_trace_rec *rec;	/* NICD_TRACE_RECS of them */
+	uint32_t n;			/* records written so far */
+};
+
+/* Start recording: 0 or -ENOMEM. */
+int nicd_trace_start(struct nicd *n);
+/* Write the records to path (oldest first), stop, free: 0 or -errno. */
+int nicd_trace_finish(struct nicd *n, const char *path);
+void nicd_trace_rec(struct nicd *n, char kind, uint32_t node, uint32_t ctx,
+		    uint32_t op, uint64_t len);
+
+static inline void nicd_trace(struct nicd *n, char kind, uint32_t node,
+			      uint32_t ctx, uint32_t op, uint64_t len)
+{
+	if (n->trace)
+		nicd_trace_rec(n, kind, node, ctx, op, len);
+}
 
 /* ------------------------------------------------------------ setup */
 

@@ -684,6 +684,7 @@ static void complete(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	ev.status = (uint8_t)status;
 	ev.op = op->cmd.op;
 	post_event(c, &ev);
+	nicd_trace(n, 'D', c->nd->id, c->idx, op->cmd.op, op->done);
 	notify(e, c);
 	c->has_op = 0;
 	c->ncmds++;
@@ -721,6 +722,8 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c)
 			memset((uint8_t *)&c->op + sizeof(c->op.cmd), 0,
 			       sizeof(c->op) - sizeof(c->op.cmd));
 			c->has_op = 1;
+			nicd_trace(n, 'C', c->nd->id, c->idx, c->op.cmd.op,
+				   c->op.cmd.len);
 			work++;
 			budget--;
 			r = nicd_validate_cmd(n, &c->op.cmd);
@@ -788,6 +791,7 @@ static int publish_waiting(struct nicd *n)
 
 void nicd_doorbell(struct nicd *n, uint32_t node, uint32_t vector)
 {
+	nicd_trace(n, 'B', node, 0, vector, 0);
 	if (node < n->nodes && n->node[node].up && vector == ELAN_DB_CTX)
 		n->node[node].rescan = 1;
 	if (node < n->nodes && n->node[node].up && vector == ELAN_DB_RESET)

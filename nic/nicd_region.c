@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -72,6 +73,65 @@ void nicd_node_logf(struct nicd *n, struct nicd_node *nd, int level,
 	va_start(ap, fmt);
 	vlogf(n, level, fmt, ap);
 	va_end(ap);
+}
+
+int nicd_trace_start(struct nicd *n)
+{
+	struct nicd_trace *tr = calloc(1, sizeof(*tr));
+
+	if (tr)
+		tr->rec = calloc(NICD_TRACE_RECS, sizeof(*tr->rec));
+	if (!tr || !tr->rec) {
+		free(tr);
+		return -ENOMEM;
+	}
+	n->trace = tr;
+	return 0;
+}
+
+void nicd_trace_rec(struct nicd *n, char kind, uint32_t node, uint32_t ctx,
+		    uint32_t op, uint64_t len)
+{
+	struct nicd_trace_rec *r;
+
+	r = &n->trace->rec[n->trace->n++ % NICD_TRACE_RECS];
+	r->t = n->now();
+	r->kind = (uint8_t)kind;
+	r->node = (uint8_t)node;
+	r->ctx = (uint8_t)ctx;
+	r->op = (uint8_t)op;
+	r->len = (uint32_t)len;
+}
+
+int nicd_trace_finish(struct nicd *n, const char *path)
+{
+	struct nicd_trace *tr = n->trace;
+	uint32_t k = tr && tr->n > NICD_TRACE_RECS ? tr->n - NICD_TRACE_RECS : 0;
+	int r = 0;
+	FILE *f;
+
+	if (!tr)
+		return 0;
+	n->trace = NULL;
+	f = fopen(path, "w");
+	if (!f) {
+		r = -errno;
+	} else {
+		fprintf(f, "# elan-nicd trace, %u of %u records: ns kind node ctx op len\n"
+			"# C command taken, D op done, F fault raised, B doorbell, S sleep, W wake\n",
+			tr->n - k, tr->n);
+		for (; k < tr->n; k++) {
+			const struct nicd_trace_rec *e = &tr->rec[k % NICD_TRACE_RECS];
+
+			fprintf(f, "%" PRIu64 " %c %u %u %u %u\n", e->t, e->kind,
+				e->node, e->ctx, e->op, e->len);
+		}
+		if (fclose(f))
+			r = -errno;
+	}
+	free(tr->rec);
+	free(tr);
+	return r;
 }
 
 int nicd_init(struct nicd *n, uint32_t nodes)

@@ -152,6 +152,7 @@ static int fault_post(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
 	nd->faults_pending++;
 	nd->fault_tail++;
 	nd->nfaults++;
+	nicd_trace(n, 'F', nd->id, ctx, !!write, vpage >> 12);
 	nd->irq_pending |= 1u << ELAN_IRQ_FAULT;
 	w->kind = NICD_W_FAULT;
 	w->slot = slot;

@@ -271,6 +271,8 @@ static int setup_ram(int i)
 	return tn->ram == MAP_FAILED ? -1 : 0;
 }
 
+static char trace_path[128];
+
 static int start_nicd(const char *prog)
 {
 	char spec[NODES][256], logf[128], *argv[2 * NODES + 8];
@@ -279,6 +281,7 @@ static int start_nicd(const char *prog)
 	FILE *f;
 
 	snprintf(logf, sizeof(logf), "%s/nicd.log", dir);
+	snprintf(trace_path, sizeof(trace_path), "%s/trace.txt", dir);
 	argv[a++] = (char *)prog;
 	for (i = 0; i < NODES; i++) {
 		snprintf(g[i].sock, sizeof(g[i].sock), "%s/node%d.sock", dir, i);
@@ -290,6 +293,8 @@ static int start_nicd(const char *prog)
 	argv[a++] = logf;
 	argv[a++] = "--fault-timeout-ms";
 	argv[a++] = "2000";
+	argv[a++] = "--trace";
+	argv[a++] = trace_path;
 	argv[a] = NULL;
 	if (pipe(pfd) < 0)
 		return -1;
@@ -517,6 +522,44 @@ static int test_shutdown(void)
 	return 0;
 }
 
+/*
+ * --trace: the timeline written at exit holds, in time order, the 1 MiB
+ * put of test_transfers taken and done, and faults, doorbells, sleeps and
+ * wake-ups.
+ */
+static int test_trace(void)
+{
+	unsigned int node, ctx, op, len;
+	unsigned long long t, last = 0;
+	int put_c = 0, put_d = 0, nf = 0, nb = 0, ns = 0, nw = 0, ordered = 1;
+	char line[160], kind;
+	FILE *f = fopen(trace_path, "r");
+
+	CHECK(f, "no trace file %s: %s", trace_path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		if (sscanf(line, "%llu %c %u %u %u %u", &t, &kind, &node, &ctx, &op, &len) != 6) {
+			fclose(f);
+			CHECK(0, "bad trace line: %.60s", line);
+		}
+		ordered &= t >= last;
+		last = t;
+		put_c += kind == 'C' && !node && !ctx && op == ELAN_OP_PUT && len == 1 << 20;
+		put_d += kind == 'D' && !node && !ctx && op == ELAN_OP_PUT && len == 1 << 20;
+		nf += kind == 'F';
+		nb += kind == 'B';
+		ns += kind == 'S';
+		nw += kind == 'W';
+	}
+	fclose(f);
+	CHECK(ordered, "trace records out of time order");
+	CHECK(put_c && put_d, "the 1 MiB put: taken %d, done %d times in the trace", put_c, put_d);
+	CHECK(nf && nb && ns && nw, "traced: %d faults, %d doorbells, %d sleeps, %d wake-ups", nf, nb,
+	      ns, nw);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double idle = argc > 2 ? atof(argv[2]) : 10, cpu = -1;
@@ -561,6 +604,8 @@ int main(int argc, char **argv)
 		result("guest disconnect: NODE_DOWN, reconnect with a fresh region",
 		       test_disconnect());
 		result("SIGTERM: NIC down in every region, sockets removed", test_shutdown());
+		result("--trace: commands, completions, faults, doorbells, sleeps at exit",
+		       test_trace());
 	}
 	if (nicd_pid > 0) {
 		kill(nicd_pid, SIGKILL);
