@@ -424,10 +424,17 @@ static inline void mca_btl_elan_complete(mca_btl_elan_module_t *module, struct e
             frag->base.des_cbfunc(&module->super, frag->endpoint, &frag->base, status);
         } else if (OPAL_UNLIKELY(OPAL_SUCCESS != status) && NULL != module->error_cb) {
             /* a sendi message nobody waits for could not be delivered:
-             * the upper layer must hear of it, or it waits for ever */
+             * the upper layer must hear of it, or it waits for ever.  The
+             * reason goes in this line too: the help message above may be
+             * lost when the job aborts at once. */
+            char why[160];
+
+            snprintf(why, sizeof(why), "btl elan: a message to %s could not be delivered: %s",
+                     frag->endpoint && frag->endpoint->proc ?
+                     OPAL_NAME_PRINT(frag->endpoint->proc->proc_name) : "?",
+                     elan_strerror(ev->status));
             module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL,
-                             frag->endpoint ? frag->endpoint->proc : NULL,
-                             "btl elan: a message could not be delivered");
+                             frag->endpoint ? frag->endpoint->proc : NULL, why);
         }
         if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
             mca_btl_elan_frag_return(frag);
