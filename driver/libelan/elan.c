@@ -27,7 +27,13 @@ struct elan_ctx {
 	uint32_t ev_head;			/* next event position */
 	uint32_t recv_head;			/* oldest unreleased message */
 	uint32_t recv_seen;			/* last published ctl->recv_seen */
+	unsigned int batch;			/* elan_batch_begin() depth */
+	unsigned int batch_held;		/* BATCH_POSTED | BATCH_ROOM */
 };
+
+/* what a batch held back: a command, and room made in a ring */
+#define BATCH_POSTED	1u
+#define BATCH_ROOM	2u
 
 #define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
@@ -175,10 +181,37 @@ int elan_post(elan_ctx_t *c, const struct elan_cmd *cmd)
 	slot->tag = cmd->tag;
 	STORE_REL(&slot->seq, elan_ring_seq(pos));
 	c->cmd_pos = pos + 1;
+	if (c->batch) {
+		c->batch_held |= BATCH_POSTED;
+		return 0;
+	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (LOAD(&c->status->nic_sleeping))
 		ioctl(c->fd, ELAN_IOC_DOORBELL);
 	return 0;
+}
+
+void elan_batch_begin(elan_ctx_t *c)
+{
+	c->batch++;
+}
+
+/*
+ * Every command posted and every slot freed in the batch was stored
+ * before this fence, so one look at nic_sleeping covers them all.
+ */
+void elan_batch_end(elan_ctx_t *c)
+{
+	unsigned int held;
+
+	if (!c->batch || --c->batch || !c->batch_held)
+		return;
+	held = c->batch_held;
+	c->batch_held = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (LOAD(&c->status->nic_sleeping) &&
+	    ((held & BATCH_POSTED) || LOAD(&c->status->nic_waiting)))
+		ioctl(c->fd, ELAN_IOC_DOORBELL);
 }
 
 static int post(elan_ctx_t *c, uint8_t op, uint8_t aop, unsigned int flags,
@@ -267,6 +300,10 @@ static const struct elan_recv_hdr *next_msg(const elan_ctx_t *c)
  */
 static void room_made(elan_ctx_t *c)
 {
+	if (c->batch) {
+		c->batch_held |= BATCH_ROOM;
+		return;
+	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (LOAD(&c->status->nic_waiting) && LOAD(&c->status->nic_sleeping))
 		ioctl(c->fd, ELAN_IOC_DOORBELL);

@@ -147,6 +147,22 @@ int elan_nop(elan_ctx_t *ctx, uint64_t cookie);
  */
 int elan_post(elan_ctx_t *ctx, const struct elan_cmd *cmd);
 
+/**
+ * elan_batch_begin() - hold back doorbells until elan_batch_end()
+ *
+ * Commands posted and ring slots freed in a batch ring the doorbell at
+ * most once, at its end, if the NIC sleeps then.  A NIC woken by the
+ * first command of a burst would take the CPU from the very process that
+ * is about to post the rest (each vCPU and the NIC's thread share few
+ * host CPUs), and serve the burst one command per wake-up.  Batches nest;
+ * the outermost end rings.  Use them around loops that post, such as a
+ * progress function's completion and receive callbacks.
+ */
+void elan_batch_begin(elan_ctx_t *ctx);
+
+/** elan_batch_end() - end a batch: ring the doorbell once if needed */
+void elan_batch_end(elan_ctx_t *ctx);
+
 /** elan_cmdq_space() - how many commands can be posted now */
 unsigned int elan_cmdq_space(const elan_ctx_t *ctx);
 

@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../driver/libelan/elan.h"
+#include "elan_testlib.h"
 
 #define CAP		0xbe4c4beeULL
 #define MiB		(1024UL * 1024)
@@ -146,22 +146,6 @@ static double op1(elan_ctx_t *c, uint32_t dst, int op, void *l, uint64_t r,
 	return now() - t;
 }
 
-/* The driver's doorbell count (debugfs), or -1. */
-static long long doorbells(void)
-{
-	FILE *f = fopen("/sys/kernel/debug/elan/counters", "r");
-	char name[64];
-	long long v, r = -1;
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld", name, &v) == 2)
-		if (!strcmp(name, "doorbells"))
-			r = v;
-	fclose(f);
-	return r;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -201,10 +185,10 @@ static void latency(elan_ctx_t *c, uint32_t dst, const char *where, int op,
 		die("%s", "out of memory");
 	for (i = 0; i < 10; i++)
 		op1(c, dst, op, l, r, len);
-	db0 = doorbells();
+	db0 = t_debugfs_counter("doorbells");
 	for (i = 0; i < iters; i++)
 		s[i] = op1(c, dst, op, l, r, len) * 1e6;
-	db1 = doorbells();
+	db1 = t_debugfs_counter("doorbells");
 	st = stats_of(s, iters);
 	printf("%-10s %-9s %8zu %8.1f %8.1f %8.1f %8.1f %10.2f\n", where,
 	       op_name[op], len, st.min, st.med, st.p90, st.max,

@@ -163,6 +163,22 @@ static inline const char *t_st(int st)
 	return b;
 }
 
+/* A counter of the driver's debugfs file (e.g. "doorbells"), or -1. */
+static inline long long t_debugfs_counter(const char *which)
+{
+	FILE *f = fopen("/sys/kernel/debug/elan/counters", "r");
+	char name[64];
+	long long v, r = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", name, &v) == 2)
+		if (!strcmp(name, which))
+			r = v;
+	fclose(f);
+	return r;
+}
+
 /* The driver's counters, or all zero (and a failure) if unreadable. */
 static inline struct elan_counters t_counters(void)
 {

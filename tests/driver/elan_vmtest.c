@@ -459,6 +459,50 @@ static void test_fault_around_down(void)
 	munmap(dst, PG);
 }
 
+/*
+ * A batch holds the doorbell back: commands posted in one while the NIC
+ * sleeps ring it once, at the outermost elan_batch_end(), and complete.
+ * Without batching, the first post rings at once.
+ */
+static void test_batch(void)
+{
+	const int n = 8;
+	const uint64_t ck = 0xba7c000000ULL;
+	long long db0, db1, db2;
+	struct elan_event ev;
+	int i, early = 0, done, r;
+	double end;
+
+	T_REQUIRE(t_debugfs_counter("doorbells") >= 0, "no doorbell counter in debugfs");
+	usleep(20000);		/* the NIC sleeps 100 us after its last work */
+	db0 = t_debugfs_counter("doorbells");
+	elan_batch_begin(ctx);
+	elan_batch_begin(ctx);
+	for (i = 0; i < n; i++) {
+		r = elan_nop(ctx, ck + i);
+		T_REQUIRE(r == 0, "nop %d in a batch: %s", i, t_st(r));
+	}
+	elan_batch_end(ctx);	/* the inner end holds on */
+	usleep(1000);
+	/* only a periodic wake-up of the NIC could have run them by now */
+	while (elan_poll_event(ctx, &ev) == 1)
+		early += ev.op == ELAN_OP_NOP && ev.cookie - ck < (uint64_t)n;
+	db1 = t_debugfs_counter("doorbells");
+	elan_batch_end(ctx);
+	end = t_now() + t_op_timeout;
+	for (done = early; done < n && t_now() < end;) {
+		if (elan_poll_event(ctx, &ev) == 1)
+			done += ev.op == ELAN_OP_NOP && ev.cookie - ck < (uint64_t)n;
+		else
+			usleep(100);
+	}
+	db2 = t_debugfs_counter("doorbells");
+	T_CHECK(db1 == db0, "%lld doorbells inside a batch (want 0)", db1 - db0);
+	T_CHECK(done == n, "%d of %d commands of the batch completed", done, n);
+	T_CHECK(early || db2 - db1 == 1,
+		"%lld doorbells at the end of a batch, NIC asleep (want 1)", db2 - db1);
+}
+
 /* ------------------------------------------------------------ atomics */
 
 #define AT_THREADS 4
@@ -1694,6 +1738,7 @@ static const struct {
 	{ "data", test_data, "put/get 1 B .. 64 MiB, unaligned" },
 	{ "fault_ahead", test_fault_ahead, "a fault loads the op's next pages, no more" },
 	{ "fault_around_down", test_fault_around_down, "a fault loads present pages below it in its block" },
+	{ "batch", test_batch, "a batch of commands rings the doorbell once, at its end" },
 	{ "mmu_thrash", test_mmu_thrash, "16 MiB both sides in one context (2x the NIC MMU)" },
 	{ "atomics", test_atomics, "every op; racing contexts and CPU" },
 	{ "send", test_send, "3000 messages, in order, one completion each" },
