@@ -537,6 +537,9 @@ int mca_btl_elan_component_progress(void)
     }
 
     OPAL_THREAD_LOCK(&module->lock);
+    /* what the callbacks post (FINs, gets of rendezvous headers, ...)
+     * wakes the NIC once, at the end: see elan_batch_begin() */
+    elan_batch_begin(module->ctx);
 
     for (i = 0; i < mca_btl_elan_component.poll_events; ++i) {
         rc = elan_poll_event(module->ctx, &ev);
@@ -582,6 +585,7 @@ int mca_btl_elan_component_progress(void)
         count += mca_btl_elan_progress_pending(module);
     }
 
+    elan_batch_end(module->ctx);
     OPAL_THREAD_UNLOCK(&module->lock);
     return count;
 }
