@@ -55,7 +55,6 @@ static struct srv_node srv[ELAN_MAX_NODES];
 static int epfd = -1;
 static FILE *logf_;
 static volatile sig_atomic_t stop_sig;
-static char *pidfile;
 
 static void log_line(void *arg, int level, const char *msg)
 {
@@ -84,32 +83,131 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
+/*
+ * The tunables: an option each and, for most, an environment variable
+ * (elan-cluster passes ELAN_NICD_* on).  The environment is read first,
+ * so an option overrides it.
+ */
+static struct {
+	uint64_t spin_us, lag_us, reply_us, fault_ms;
+	uint64_t rt_prio;
+	const char *log, *pidfile, *trace;
+} cfg = { .spin_us = 100, .lag_us = 3, .reply_us = 10, .fault_ms = 10000, .rt_prio = 1 };
+
+static const struct tunable {
+	const char *opt, *env, *arg, *help;
+	uint64_t *num;		/* a number in [0, max] ... */
+	uint64_t max;
+	const char **path;	/* ... or a path */
+} tunables[] = {
+	{ "spin-us", "ELAN_NICD_SPIN_US", "N", "poll this long idle before sleeping",
+	  &cfg.spin_us, 10000000, NULL },
+	{ "spin-lag-us", "ELAN_NICD_SPIN_LAG_US", "N",
+	  "but sleep after N us idle when a process just given\n"
+	  "events has not taken them (0: never)", &cfg.lag_us, 10000000, NULL },
+	{ "spin-reply-us", "ELAN_NICD_SPIN_REPLY_US", "N",
+	  "and after N us when messages were seen but their senders'\n"
+	  "completions not taken", &cfg.reply_us, 10000000, NULL },
+	{ "rt-priority", "ELAN_NICD_RT_PRIORITY", "N",
+	  "run as SCHED_FIFO N (0: normal scheduling)", &cfg.rt_prio, 99, NULL },
+	{ "fault-timeout-ms", NULL, "N", "fail an op whose fault is not answered",
+	  &cfg.fault_ms, 3600000, NULL },
+	{ "log", NULL, "FILE", "log here (default stderr)", NULL, 0, &cfg.log },
+	{ "pidfile", NULL, "FILE", "written when every socket listens", NULL, 0,
+	  &cfg.pidfile },
+	{ "trace", "ELAN_NICD_TRACE", "FILE",
+	  "record a timeline of commands, completions, faults,\n"
+	  "doorbells, sleeps and wake-ups (the newest 1M),\n"
+	  "written to FILE at exit",
+	  NULL, 0, &cfg.trace },
+};
+#define NTUNABLES (sizeof(tunables) / sizeof(tunables[0]))
+#define OPT_TUNABLE 256		/* getopt value of tunables[0] */
+
 static void usage(void)
 {
+	const struct tunable *t;
+	const char *h, *nl;
+	char head[48];
+
 	fprintf(stderr,
 		"usage: elan-nicd --node I:SOCKET:RAMFILE[:RAMSIZE] ... [options]\n"
 		"  --node I:SOCKET:RAMFILE[:RAMSIZE]  node I (0..%d): ivshmem server socket,\n"
 		"                          guest RAM file (memory-backend-file share=on),\n"
-		"                          optional RAM size (bytes, or with K/M/G)\n"
-		"  --spin-us N             poll this long idle before sleeping (default 100;\n"
-		"                          environment ELAN_NICD_SPIN_US)\n"
-		"  --spin-lag-us N         but sleep after N us idle when a process that was\n"
-		"                          just given events has not taken them (default 3,\n"
-		"                          0: never; environment ELAN_NICD_SPIN_LAG_US)\n"
-		"  --spin-reply-us N       and after N us when messages were seen but their\n"
-		"                          senders' completions not taken (default 10;\n"
-		"                          environment ELAN_NICD_SPIN_REPLY_US)\n"
-		"  --rt-priority N         run as SCHED_FIFO N (default 1; 0: normal scheduling;\n"
-		"                          environment ELAN_NICD_RT_PRIORITY)\n"
-		"  --fault-timeout-ms N    fail an op whose fault is not answered (default 10000)\n"
-		"  --log FILE              log here (default stderr)\n"
-		"  --pidfile FILE          written when every socket listens\n"
-		"  --trace FILE            record a timeline of commands, completions, faults,\n"
-		"                          doorbells, sleeps and wake-ups (the newest 1M),\n"
-		"                          written to FILE at exit (environment ELAN_NICD_TRACE)\n"
-		"  -v, --verbose           debug log\n",
+		"                          optional RAM size (bytes, or with K/M/G)\n",
 		ELAN_MAX_NODES - 1);
+	for (t = tunables; t < tunables + NTUNABLES; t++) {
+		snprintf(head, sizeof(head), "--%s %s", t->opt, t->arg);
+		for (h = t->help; (nl = strchr(h, '\n')); h = nl + 1) {
+			fprintf(stderr, "  %-23s %.*s\n", head, (int)(nl - h), h);
+			head[0] = '\0';
+		}
+		fprintf(stderr, "  %-23s %s", head, h);
+		if (t->num)
+			fprintf(stderr, " (default %llu)", (unsigned long long)*t->num);
+		if (t->env)
+			fprintf(stderr, "\n  %-23s environment %s", "", t->env);
+		fputc('\n', stderr);
+	}
+	fprintf(stderr, "  -v, --verbose           debug log\n");
 	exit(2);
+}
+
+/* Set a tunable from @val (@from: the option or variable, for errors). */
+static void set_tunable(const struct tunable *t, const char *val, const char *from)
+{
+	unsigned long long v;
+	char *end;
+
+	if (t->path) {
+		*t->path = val;
+		return;
+	}
+	errno = 0;
+	v = strtoull(val, &end, 10);
+	if (errno || end == val || *end || *val == '-' || v > t->max)
+		die("%s: '%s' is not a number from 0 to %llu", from, val,
+		    (unsigned long long)t->max);
+	*t->num = v;
+}
+
+static void parse_args(int argc, char **argv, const char **nodes_spec, int *nspec,
+		       int *verbose)
+{
+	struct option opts[NTUNABLES + 4] = {
+		{ "node", required_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+	};
+	const struct tunable *t;
+	char from[64];
+	const char *env;
+	int c;
+
+	for (t = tunables; t < tunables + NTUNABLES; t++) {
+		opts[3 + (t - tunables)] = (struct option){ t->opt, required_argument, NULL,
+							    OPT_TUNABLE + (int)(t - tunables) };
+		env = t->env ? getenv(t->env) : NULL;
+		if (env && *env)
+			set_tunable(t, env, t->env);
+	}
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		if (c >= OPT_TUNABLE && c < OPT_TUNABLE + (int)NTUNABLES) {
+			t = &tunables[c - OPT_TUNABLE];
+			snprintf(from, sizeof(from), "--%s", t->opt);
+			set_tunable(t, optarg, from);
+		} else if (c == 'n') {
+			if (*nspec >= ELAN_MAX_NODES)
+				die("too many --node");
+			nodes_spec[(*nspec)++] = optarg;
+		} else if (c == 'v') {
+			*verbose = 1;
+		} else {
+			usage();
+		}
+	}
+	if (optind != argc || *nspec == 0)
+		usage();
 }
 
 static uint64_t parse_size(const char *s)
@@ -437,86 +535,17 @@ static void print_stats(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "node", required_argument, NULL, 'n' },
-		{ "spin-us", required_argument, NULL, 's' },
-		{ "spin-lag-us", required_argument, NULL, 'L' },
-		{ "spin-reply-us", required_argument, NULL, 'R' },
-		{ "rt-priority", required_argument, NULL, 'P' },
-		{ "fault-timeout-ms", required_argument, NULL, 't' },
-		{ "log", required_argument, NULL, 'l' },
-		{ "pidfile", required_argument, NULL, 'p' },
-		{ "trace", required_argument, NULL, 'T' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	const char *nodes_spec[ELAN_MAX_NODES];
-	uint64_t spin_ns = 100000, lag_ns = 3000, reply_ns = 10000, hb_ns = 250000000ull, now,
-		 last_work, last_poll = 0, last_hb = 0;
-	const char *env;
+	uint64_t spin_ns, lag_ns, reply_ns, hb_ns = 250000000ull, now, last_work,
+		 last_poll = 0, last_hb = 0;
 	uint32_t nnodes = 0, maxnode = 0, i;
-	int c, verbose = 0, nspec = 0, v, rt_prio = 1;
-	char *logpath = NULL;
-	const char *tracepath = NULL;
-	unsigned long fault_ms = 10000;
+	int verbose = 0, nspec = 0, v;
 	struct sigaction sa = { 0 };
 
-	env = getenv("ELAN_NICD_SPIN_US");
-	if (env && *env)
-		spin_ns = strtoull(env, NULL, 10) * 1000;
-	env = getenv("ELAN_NICD_SPIN_LAG_US");
-	if (env && *env)
-		lag_ns = strtoull(env, NULL, 10) * 1000;
-	env = getenv("ELAN_NICD_SPIN_REPLY_US");
-	if (env && *env)
-		reply_ns = strtoull(env, NULL, 10) * 1000;
-	env = getenv("ELAN_NICD_RT_PRIORITY");
-	if (env && *env)
-		rt_prio = atoi(env);
-	env = getenv("ELAN_NICD_TRACE");
-	if (env && *env)
-		tracepath = env;
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (nspec >= ELAN_MAX_NODES)
-				die("too many --node");
-			nodes_spec[nspec++] = optarg;
-			break;
-		case 's':
-			spin_ns = strtoull(optarg, NULL, 10) * 1000;
-			break;
-		case 'L':
-			lag_ns = strtoull(optarg, NULL, 10) * 1000;
-			break;
-		case 'R':
-			reply_ns = strtoull(optarg, NULL, 10) * 1000;
-			break;
-		case 'P':
-			rt_prio = atoi(optarg);
-			break;
-		case 't':
-			fault_ms = strtoul(optarg, NULL, 10);
-			break;
-		case 'l':
-			logpath = optarg;
-			break;
-		case 'p':
-			pidfile = optarg;
-			break;
-		case 'T':
-			tracepath = optarg;
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind != argc || nspec == 0)
-		usage();
+	parse_args(argc, argv, nodes_spec, &nspec, &verbose);
+	spin_ns = cfg.spin_us * 1000;
+	lag_ns = cfg.lag_us * 1000;
+	reply_ns = cfg.reply_us * 1000;
 	/* node count = highest node number + 1 */
 	for (v = 0; v < nspec; v++) {
 		unsigned long id = strtoul(nodes_spec[v], NULL, 10);
@@ -533,22 +562,22 @@ int main(int argc, char **argv)
 	}
 	for (v = 0; v < nspec; v++)
 		add_node(nodes_spec[v]);
-	if (logpath) {
-		logf_ = fopen(logpath, "a");
+	if (cfg.log) {
+		logf_ = fopen(cfg.log, "a");
 		if (!logf_)
-			die("%s: %s", logpath, strerror(errno));
+			die("%s: %s", cfg.log, strerror(errno));
 		setvbuf(logf_, NULL, _IOLBF, 0);
 	}
 	nic.log = log_line;
 	nic.log_level = verbose ? NICD_LOG_DEBUG : NICD_LOG_INFO;
 	nic.irq = irq_cb;
-	nic.fault_timeout_ns = (uint64_t)fault_ms * 1000000ull;
+	nic.fault_timeout_ns = cfg.fault_ms * 1000000ull;
 	nicd_engine_init(&eng, 0);
-	set_rt_priority(rt_prio);
-	if (tracepath) {
+	set_rt_priority((int)cfg.rt_prio);
+	if (cfg.trace) {
 		if (nicd_trace_start(&nic) < 0)
 			die("--trace: out of memory");
-		nicd_logf(&nic, NICD_LOG_INFO, "tracing to %s at exit", tracepath);
+		nicd_logf(&nic, NICD_LOG_INFO, "tracing to %s at exit", cfg.trace);
 	}
 
 	sa.sa_handler = on_signal;
@@ -565,18 +594,19 @@ int main(int argc, char **argv)
 			listen_node(i);
 			nnodes++;
 		}
-	if (pidfile) {
-		FILE *f = fopen(pidfile, "w");
+	if (cfg.pidfile) {
+		FILE *f = fopen(cfg.pidfile, "w");
 
 		if (!f)
-			die("%s: %s", pidfile, strerror(errno));
+			die("%s: %s", cfg.pidfile, strerror(errno));
 		fprintf(f, "%d\n", (int)getpid());
 		fclose(f);
 	}
 	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us (lag %llu us, reply %llu us), fault timeout %lu ms",
 		  nnodes, (unsigned long long)(spin_ns / 1000),
 		  (unsigned long long)(lag_ns / 1000),
-		  (unsigned long long)(reply_ns / 1000), fault_ms);
+		  (unsigned long long)(reply_ns / 1000),
+		  (unsigned long)cfg.fault_ms);
 	printf("elan-nicd: ready: %u nodes, pid %d\n", nnodes, (int)getpid());
 	fflush(stdout);
 
@@ -634,11 +664,11 @@ int main(int argc, char **argv)
 	nicd_logf(&nic, NICD_LOG_INFO, "signal %d: shutting down", (int)stop_sig);
 	nicd_shutdown(&nic);
 	print_stats();
-	if (tracepath) {
-		int r = nicd_trace_finish(&nic, tracepath);
+	if (cfg.trace) {
+		int r = nicd_trace_finish(&nic, cfg.trace);
 
 		if (r < 0)
-			nicd_logf(&nic, NICD_LOG_WARN, "--trace %s: %s", tracepath, strerror(-r));
+			nicd_logf(&nic, NICD_LOG_WARN, "--trace %s: %s", cfg.trace, strerror(-r));
 	}
 	/*
 	 * The guests live on: their drivers fail every context with
@@ -654,7 +684,7 @@ int main(int argc, char **argv)
 			close(srv[i].lfd);
 		unlink(srv[i].sock_path);
 	}
-	if (pidfile)
-		unlink(pidfile);
+	if (cfg.pidfile)
+		unlink(cfg.pidfile);
 	return 0;
 }
