@@ -75,6 +75,13 @@ static int scaled(int n, size_t size, int least)
 int osu_iters(const struct osu *o, size_t size) { return scaled(o->iters, size, 4); }
 int osu_warmup(const struct osu *o, size_t size) { return o->warmup ? scaled(o->warmup, size, 1) : 0; }
 
+int osu_window_iters(const struct osu *o, size_t size)
+{
+	int n = osu_iters(o, size);
+
+	return size > 8192 ? (n + 3) / 4 : n;
+}
+
 int osu_rounds(const struct osu *o, int n, double warm_secs, int warm)
 {
 	int rounds = n;

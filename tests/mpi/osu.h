@@ -33,6 +33,9 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks);
 /* Iterations and warmup for SIZE. */
 int osu_iters(const struct osu *o, size_t size);
 int osu_warmup(const struct osu *o, size_t size);
+/* Windows (of o->window messages) for SIZE: a quarter of the iterations
+ * above 8 KiB, where a window is costly under TCG (-T adds rounds). */
+int osu_window_iters(const struct osu *o, size_t size);
 /* Timed rounds for a size: at least N, and as many more (up to 64 N) as
  * fill o->min_ms at the pace of the warmup (WARM_SECS for WARM rounds).
  * Rank 0 decides for everyone: all ranks call it. */

@@ -45,13 +45,9 @@ int main(int argc, char **argv)
 	rbuf = osu_buffer(&o);
 	req = mt_alloc(2 * o.window * sizeof(*req));
 	OSU_SIZES(&o, size) {
-		int n = osu_iters(&o, size), w = osu_warmup(&o, size);
+		int n = osu_window_iters(&o, size), w = osu_warmup(&o, size);
 		double t0;
 
-		/* a window of large messages is costly under TCG: fewer rounds,
-		 * unless they are quick (-T) */
-		if (size > 8192)
-			n = (n + 3) / 4;
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
 		for (int i = 0; mt_rank < 2 && i < w; i++)

@@ -68,12 +68,11 @@ int main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	OSU_SIZES(&o, size) {
-		int n = osu_iters(&o, size), w = osu_warmup(&o, size), per = BW ? o.window : 1;
+		int n = BW ? osu_window_iters(&o, size) : osu_iters(&o, size);
+		int w = osu_warmup(&o, size), per = BW ? o.window : 1;
 		double t0 = 0, t = 0;
 		const char *s = o.sync;
 
-		if (BW && size > 8192)
-			n = (n + 3) / 4;
 		MPI_Barrier(MPI_COMM_WORLD);
 		if (mt_rank < 2 && (!strcmp(s, "flush") || !strcmp(s, "lock"))) {
 			if (mt_rank == 0) {
