@@ -335,6 +335,12 @@ void nicd_bracket_close(struct nicd_node *nd, uint32_t e);
 int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
 	       uint64_t va, uint64_t span, int write, int remote, uint8_t **p,
 	       struct nicd_wait *w);
+/* Inside the same bracket, after nicd_xlate gave p for va: how many bytes
+ * from va on (at least to the end of its page, at most max) are
+ * translated to host memory contiguous with p.  Never posts a fault: the
+ * run ends at the first page that is not translated so. */
+uint32_t nicd_xlate_run(struct nicd_node *nd, uint32_t ctx, uint64_t va,
+			const uint8_t *p, uint32_t max, int write);
 /* Poll a wait: NICD_PENDING, 0 (retry the access) or an error status. */
 int nicd_wait_poll(struct nicd *n, struct nicd_wait *w);
 /* Forget fault bookkeeping (node down). */
@@ -349,10 +355,13 @@ void nicd_faults_reset(struct nicd_node *nd);
  */
 int nicd_rna_resolve(struct nicd *n, uint32_t dst, uint64_t cap,
 		     struct nicd_target *t);
-/* len bytes now; span: bytes the op goes on for from va (>= len) */
+/* Up to *len bytes now (buf is contiguous for that many), *len set to
+ * the bytes copied: at least to the end of va's page, as far as the
+ * target's translations are contiguous; span: bytes the op goes on for
+ * from va (>= *len). */
 int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
 		const struct nicd_target *t, uint64_t va, uint64_t span,
-		uint8_t *buf, uint32_t len, int to_target, struct nicd_wait *w);
+		uint8_t *buf, uint32_t *len, int to_target, struct nicd_wait *w);
 int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
 		    const struct nicd_target *t, uint64_t va, int aop,
 		    uint64_t operand, uint64_t compare, uint64_t *old,
@@ -377,5 +386,7 @@ void nicd_rna_event_post(struct nicd *n, struct nicd_engine *e,
 
 /* The page size the engine splits at. */
 #define NICD_PAGE	4096u
+/* Most bytes one put/get chunk copies: bounds how long a bracket is open. */
+#define NICD_RUN_MAX	(16 * NICD_PAGE)
 
 #endif /* NICD_H */

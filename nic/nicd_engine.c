@@ -245,7 +245,7 @@ static struct nicd_ctx *target_ctx(struct nicd *n, const struct nicd_target *t,
 
 int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
 		const struct nicd_target *t, uint64_t va, uint64_t span,
-		uint8_t *buf, uint32_t len, int to_target, struct nicd_wait *w)
+		uint8_t *buf, uint32_t *len, int to_target, struct nicd_wait *w)
 {
 	struct nicd_ctx *tc;
 	uint8_t *tp;
@@ -257,12 +257,13 @@ int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
 	nicd_bracket_open(tc->nd, e->idx, tc->idx);
 	r = nicd_xlate(n, tc->nd, tc->idx, va, span, to_target, 1, &tp, w);
 	if (r == 0) {
+		*len = nicd_xlate_run(tc->nd, tc->idx, va, tp, *len, to_target);
 		if (e->chunk_hook)
 			e->chunk_hook(n, e, e->hook_arg);
 		if (to_target)
-			memmove(tp, buf, len);
+			memmove(tp, buf, *len);
 		else
-			memmove(buf, tp, len);
+			memmove(buf, tp, *len);
 	}
 	nicd_bracket_close(tc->nd, e->idx);
 	return r;
@@ -526,7 +527,7 @@ static int op_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	struct nicd_node *nd = c->nd;
 	int get = op->cmd.op == ELAN_OP_GET;
 	uint64_t la, ra, left;
-	uint32_t cn, a, b;
+	uint32_t cn, pages;
 	uint8_t *lp;
 	int r;
 
@@ -539,22 +540,27 @@ static int op_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		la = op->cmd.laddr + op->done;
 		ra = op->cmd.raddr + op->done;
 		left = op->cmd.len - op->done;
-		a = NICD_PAGE - (uint32_t)(la & (NICD_PAGE - 1));
-		b = NICD_PAGE - (uint32_t)(ra & (NICD_PAGE - 1));
-		cn = a < b ? a : b;
-		if (left < cn)
-			cn = (uint32_t)left;
+		/*
+		 * One copy for as many pages as both sides translate to
+		 * contiguous host memory (a guest's free pages often are),
+		 * up to NICD_RUN_MAX: one bracket and one memmove instead of
+		 * one per page.
+		 */
+		cn = left < NICD_RUN_MAX ? (uint32_t)left : NICD_RUN_MAX;
 		nicd_bracket_open(nd, e->idx, c->idx);
 		r = nicd_xlate(n, nd, c->idx, la, left, get, 0, &lp, &op->w);
-		if (r == 0)
-			r = nicd_rna_rw(n, e, &op->t, ra, left, lp, cn, !get,
+		if (r == 0) {
+			cn = nicd_xlate_run(nd, c->idx, la, lp, cn, get);
+			r = nicd_rna_rw(n, e, &op->t, ra, left, lp, &cn, !get,
 					&op->w);
+		}
 		nicd_bracket_close(nd, e->idx);
 		if (r)
 			return r;
 		op->done += cn;
 		c->nbytes += cn;
-		(*budget)--;
+		pages = (cn + NICD_PAGE - 1) / NICD_PAGE;
+		*budget = *budget > pages ? *budget - pages : 0;
 		progress(op);
 	}
 	return remote_event(n, e, c);

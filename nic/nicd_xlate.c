@@ -218,20 +218,21 @@ int nicd_wait_poll(struct nicd *n, struct nicd_wait *w)
 }
 
 /*
- * Walk the MMU of ctx for va.  Tag, pfn, tag again: the pfn is used only
- * if both tags agree, are valid and match va.  Runs inside the bracket.
+ * Look the page of va up in the MMU of ctx: its host address, NULL on a
+ * miss, or NICD_BAD_PFN for an entry outside guest RAM.  Tag, pfn, tag
+ * again: the pfn is used only if both tags agree, are valid and match.
+ * Runs inside the bracket.
  */
-int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
-	       uint64_t va, uint64_t span, int write, int remote, uint8_t **p,
-	       struct nicd_wait *w)
+#define NICD_BAD_PFN ((uint8_t *)1)
+
+static uint8_t *mmu_lookup(struct nicd_node *nd, uint32_t ctx, uint64_t va,
+			   int write, uint64_t *pfnp)
 {
-	uint64_t pages = ((va & (NICD_PAGE - 1)) + span + NICD_PAGE - 1) /
-			 NICD_PAGE;
-	struct elan_hw_tlbe *set;
 	uint64_t vpage = va & ~(uint64_t)(NICD_PAGE - 1);
+	struct elan_hw_tlbe *set;
 	uint64_t tag, tag2, pfn;
-	int way;
 	uint8_t *page;
+	int way;
 
 	set = nd->ctx[ctx].mmu + (size_t)elan_mmu_set(va) * ELAN_MMU_WAYS;
 	for (way = 0; way < ELAN_MMU_WAYS; way++) {
@@ -245,14 +246,31 @@ int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
 			continue;	/* changing under us: treat as a miss */
 		if (write && !(tag & ELAN_MMU_WRITE))
 			continue;	/* read-only: fault with write = 1 */
+		*pfnp = pfn;
 		page = pfn_to_host(nd, pfn);
-		if (!page) {
-			nicd_node_logf(n, nd, NICD_LOG_WARN,
-				       "node %u ctx %u: MMU entry for 0x%" PRIx64
-				       " has pfn 0x%" PRIx64 " outside guest RAM",
-				       nd->id, ctx, vpage, pfn);
-			return remote ? ELAN_E_REMOTE_FAULT : ELAN_E_LOCAL_FAULT;
-		}
+		return page ? page : NICD_BAD_PFN;
+	}
+	return NULL;
+}
+
+/* Walk the MMU of ctx for va; on a miss, post a fault.  In the bracket. */
+int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
+	       uint64_t va, uint64_t span, int write, int remote, uint8_t **p,
+	       struct nicd_wait *w)
+{
+	uint64_t pages = ((va & (NICD_PAGE - 1)) + span + NICD_PAGE - 1) /
+			 NICD_PAGE;
+	uint64_t vpage = va & ~(uint64_t)(NICD_PAGE - 1), pfn = 0;
+	uint8_t *page = mmu_lookup(nd, ctx, va, write, &pfn);
+
+	if (page == NICD_BAD_PFN) {
+		nicd_node_logf(n, nd, NICD_LOG_WARN,
+			       "node %u ctx %u: MMU entry for 0x%" PRIx64
+			       " has pfn 0x%" PRIx64 " outside guest RAM",
+			       nd->id, ctx, vpage, pfn);
+		return remote ? ELAN_E_REMOTE_FAULT : ELAN_E_LOCAL_FAULT;
+	}
+	if (page) {
 		*p = page + (va & (NICD_PAGE - 1));
 		return 0;
 	}
@@ -261,4 +279,15 @@ int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
 	return fault_post(n, nd, ctx, vpage,
 			  pages > UINT32_MAX ? UINT32_MAX : (uint32_t)pages,
 			  write, remote, w);
+}
+
+uint32_t nicd_xlate_run(struct nicd_node *nd, uint32_t ctx, uint64_t va,
+			const uint8_t *p, uint32_t max, int write)
+{
+	uint32_t run = NICD_PAGE - (uint32_t)(va & (NICD_PAGE - 1));
+	uint64_t pfn;
+
+	while (run < max && mmu_lookup(nd, ctx, va + run, write, &pfn) == p + run)
+		run += NICD_PAGE;
+	return run < max ? run : max;
 }

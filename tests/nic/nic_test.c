@@ -1190,6 +1190,72 @@ static int t_bracket(void)
 }
 
 /*
+ * A put copies in runs: pages that both sides translate to contiguous
+ * host memory go in one bracketed copy of up to NICD_RUN_MAX bytes.  A
+ * target page mapped elsewhere ends a run, and every byte still lands in
+ * the page its own translation names.
+ */
+static int t_runs(void)
+{
+	const uint32_t np = 32, len = np * 4096;
+	struct hook_state hs = { 0 };
+	struct th t;
+	struct th_ctx *a, *b;
+	struct elan_cmd cmd;
+	uint8_t *src, *page;
+	uint64_t pfn, pfn2;
+	uint32_t i, j, bad = 0;
+	int pass;
+
+	CHECK(th_init(&t, 2, 32 * MiB) == 0, "init");
+	a = th_attach(&t, 0, 3, 1, np);
+	b = th_attach(&t, 1, 9, 1, np);
+	/* undo the harness's scatter (pairs swapped): page i at pfn base + i */
+	pfn = a->pt[1].pfn;
+	pfn2 = b->pt[1].pfn;
+	for (i = 0; i < np; i++) {
+		a->pt[i].pfn = pfn + i;
+		b->pt[i].pfn = pfn2 + i;
+	}
+	th_preload(a, th_va(a, 0), len);
+	th_preload(b, th_va(b, 0), len);
+	src = t.node[0].ram + a->pt[0].pfn * 4096;	/* pfns contiguous */
+	for (i = 0; i < len; i++)
+		src[i] = (uint8_t)(i * 7 + i / 4096);
+	hs.t = &t;
+	hs.nodes = 2;
+	hs.want_ctx0 = 3;
+	hs.want_ctx1 = 9;
+	t.e.chunk_hook = bracket_hook;
+	t.e.hook_arg = &hs;
+	for (pass = 0; pass < 2; pass++) {
+		if (pass) {	/* target pages 5 and 20 trade places */
+			pfn = b->pt[5].pfn;
+			b->pt[5].pfn = b->pt[20].pfn;
+			b->pt[20].pfn = pfn;
+			th_mmu_set(b, th_va(b, 5 * 4096), b->pt[5].pfn, 1);
+			th_mmu_set(b, th_va(b, 20 * 4096), b->pt[20].pfn, 1);
+		}
+		for (i = 0; i < np; i++)
+			memset(t.node[1].ram + b->pt[i].pfn * 4096, 0, 4096);
+		hs.calls = 0;
+		cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), len);
+		CHECK(th_do(&t, a, &cmd, NULL) == 0, "put, pass %d", pass);
+		/* runs: 0-15, 16-31; then 0-4, 5, 6-19, 20, 21-31 */
+		CHECK(hs.calls == (pass ? 5 : 2) && !hs.bad, "pass %d: %d chunks (want %d), %d unbracketed",
+		      pass, hs.calls, pass ? 5 : 2, hs.bad);
+		for (i = 0; i < np; i++) {
+			page = t.node[1].ram + b->pt[i].pfn * 4096;
+			for (j = 0; j < 4096; j++)
+				bad += page[j] != src[i * 4096 + j];
+		}
+		CHECK(!bad, "pass %d: %u bytes not where their page's translation says", pass, bad);
+	}
+	th_fini(&t);
+	return 0;
+}
+
+/*
  * Never stale, with real concurrency: a driver thread keeps moving the
  * target's pages (remove the entry, full fence, wait for every odd engine
  * seq to change, then hand the old page back to "the kernel" by filling
@@ -1644,6 +1710,7 @@ static const struct {
 	{ "ring corruption", t_ring_corruption },
 	{ "event ring back-pressure", t_event_backpressure },
 	{ "shootdown bracket", t_bracket },
+	{ "contiguous pages copied in runs", t_runs },
 	{ "shootdown race: never stale", t_shootdown_race },
 	{ "node down and up", t_node_down },
 	{ "node reset by its driver after garbage", t_node_reset },
