@@ -377,7 +377,12 @@ void mca_btl_elan_context_failed(mca_btl_elan_module_t *module, const char *wher
     state = elan_state(module->ctx, &error);
     opal_show_help("help-mpi-btl-elan.txt", "context failed", true,
                    opal_process_info.nodename, where, elan_strerror(rc),
-                   state == ELAN_CTX_FAILED ? elan_strerror((int) error) : "context stopped");
+                   ELAN_CTX_FAILED != state ? "context stopped" :
+                   /* a whole context fails with NODE_DOWN only when the
+                    * NIC of its own node is gone, not a target's */
+                   ELAN_E_NODE_DOWN == error ? "this node's NIC is down (elan-nicd stopped, "
+                                               "or the device went away)" :
+                   elan_strerror((int) error));
     if (NULL != module->error_cb && !module->finalizing) {
         module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL, NULL,
                          "btl elan: the NIC context failed");
