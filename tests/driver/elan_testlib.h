@@ -17,7 +17,7 @@
 
 #include "../../driver/libelan/elan.h"
 
-static int t_verbose;
+static int t_verbose __attribute__((unused));	/* -v; not every program has one */
 static int t_failed;		/* failures in the current test */
 static const char *t_name = "";
 
