@@ -367,22 +367,13 @@ int mca_btl_elan_status_to_opal(int status)
  * the PML through the error callback; every later operation fails. */
 void mca_btl_elan_context_failed(mca_btl_elan_module_t *module, const char *where, int rc)
 {
-    uint32_t error = 0;
-    int state;
-
     if (module->failed) {
         return;
     }
     module->failed = true;
-    state = elan_state(module->ctx, &error);
     opal_show_help("help-mpi-btl-elan.txt", "context failed", true,
                    opal_process_info.nodename, where, elan_strerror(rc),
-                   ELAN_CTX_FAILED != state ? "context stopped" :
-                   /* a whole context fails with NODE_DOWN only when the
-                    * NIC of its own node is gone, not a target's */
-                   ELAN_E_NODE_DOWN == error ? "this node's NIC is down (elan-nicd stopped, "
-                                               "or the device went away)" :
-                   elan_strerror((int) error));
+                   elan_state_text(module->ctx));
     if (NULL != module->error_cb && !module->finalizing) {
         module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL, NULL,
                          "btl elan: the NIC context failed");

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -134,6 +135,23 @@ int elan_state(const elan_ctx_t *c, uint32_t *error)
 	if (error)
 		*error = LOAD(&c->status->error);
 	return (int)st;
+}
+
+const char *elan_state_text(const elan_ctx_t *c)
+{
+	static __thread char text[128];
+	uint32_t err;
+	int st = elan_state(c, &err);
+
+	if (st == ELAN_CTX_ACTIVE)
+		return "active";
+	if (st != ELAN_CTX_FAILED)
+		return "stopped by the driver";
+	snprintf(text, sizeof(text), "failed: %s",
+		 err == ELAN_E_NODE_DOWN ?
+		 "this node's NIC is down (elan-nicd stopped, or the device went away)" :
+		 elan_strerror((int)err));
+	return text;
 }
 
 unsigned int elan_cmdq_space(const elan_ctx_t *c)

@@ -211,6 +211,16 @@ int elan_wait(elan_ctx_t *ctx, int timeout_ms);
  */
 int elan_state(const elan_ctx_t *ctx, uint32_t *error);
 
+/**
+ * elan_state_text() - the context's state in words, for messages
+ *
+ * "active", "failed: " and the reason, or "stopped by the driver".  A
+ * context fails with ELAN_E_NODE_DOWN only when the NIC of its own node
+ * is gone (a lost target ends single operations, not the context): the
+ * text says so.  The string is valid until the next call in this thread.
+ */
+const char *elan_state_text(const elan_ctx_t *ctx);
+
 /** elan_strerror() - a text for an enum elan_status (or a negative errno) */
 const char *elan_strerror(int status);
 

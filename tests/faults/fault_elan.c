@@ -284,7 +284,6 @@ static int run_target(const char *dir, const char *name)
 	elan_ctx_t *c;
 	uint8_t *src, *dst;
 	const void *p;
-	uint32_t err;
 	int r;
 
 	r = elan_open(cap_of(name), &c);
@@ -324,12 +323,8 @@ static int run_target(const char *dir, const char *name)
 		}
 		r = elan_wait(c, 1000);
 		if (r < 0 && r != -EINTR) {
-			int st = elan_state(c, &err);
-
-			verdict(0, "context %s: %s (elan_wait: %s)",
-				st == ELAN_CTX_FAILED ? "failed" : "stopped",
-				st == ELAN_CTX_FAILED ? elan_strerror((int)err) : "-",
-				elan_strerror(r));
+			verdict(0, "context %s (elan_wait: %s)",
+				elan_state_text(c), elan_strerror(r));
 			return 3;
 		}
 	}
@@ -623,8 +618,8 @@ static void nic_lost(struct init_state *s, char *what, size_t len)
 		fail(s, "elan_open succeeded on a dead NIC");
 		elan_close(c2);
 	}
-	snprintf(what, len, "context FAILED (%s), %u ops in flight abandoned, post: %s, elan_open: %s",
-		 elan_strerror((int)err), s->outstanding, elan_strerror(r),
+	snprintf(what, len, "context %s, %u ops in flight abandoned, post: %s, elan_open: %s",
+		 elan_state_text(s->c), s->outstanding, elan_strerror(r),
 		 elan_strerror(r2));
 }
 
