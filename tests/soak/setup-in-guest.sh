@@ -11,14 +11,16 @@
 # non-zero naming what it could not set up.
 #
 # --counters prints "name value" lines: the driver's debugfs counters
-# (prefixed drv_), the /proc/vmstat swap and FOLL_PIN counts, SwapTotal.
+# (prefixed drv_), the /proc/vmstat swap counts, SwapTotal, and a
+# "holdings ..." line (tests/driver/holdings: what the driver holds).
 set -u
 say() { echo "setup-in-guest: $*"; }
 die() { say "FAILED: $*"; exit 1; }
 
 if [ "${1:-}" = --counters ]; then
 	sed 's/^/drv_/' /sys/kernel/debug/elan/counters 2>/dev/null
-	awk '$1 ~ /^(pswpin|pswpout|nr_foll_pin_acquired|nr_foll_pin_released)$/' /proc/vmstat
+	echo "holdings $("$(dirname "$0")/../driver/holdings")"
+	awk '$1 ~ /^(pswpin|pswpout)$/' /proc/vmstat
 	awk '$1 == "SwapTotal:" { print "swap_total_kb", $2 }' /proc/meminfo
 	exit 0
 fi
