@@ -692,8 +692,8 @@ static int run_initiator(const char *dir, const char *name, double secs,
 		return verdict(!s.failed, "NIC lost after %" PRIu64 " ops: %s", s.done, what);
 	}
 	if (r < 0)
-		return verdict(0, "%s after %" PRIu64 " ops (context state %d)",
-			       elan_strerror(r), s.done, elan_state(s.c, NULL));
+		return verdict(0, "%s after %" PRIu64 " ops (context %s)",
+			       elan_strerror(r), s.done, elan_state_text(s.c));
 	if (!s.errors)
 		return verdict(0, "the target was not lost within %.0f s", secs);
 	if (s.failed)

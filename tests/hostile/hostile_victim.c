@@ -464,13 +464,8 @@ int main(int argc, char **argv)
 	publish_progress();
 	drain();
 	final_check();
-	{
-		uint32_t err = 0;
-		int st = elan_state(ctx, &err);
-
-		T_CHECK(st == ELAN_CTX_ACTIVE, "context state %d error %s", st,
-			t_st((int)err));
-	}
+	T_CHECK(elan_state(ctx, NULL) == ELAN_CTX_ACTIVE, "context %s",
+		elan_state_text(ctx));
 	printf("victim %s: %" PRIu64 " rounds with %d peers, %" PRIu64
 	       " messages from strangers\n", name, rounds, npeers, strangers);
 	for (i = 0; i < npeers; i++)
