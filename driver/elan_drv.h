@@ -47,6 +47,19 @@ struct elan_stats {
 	atomic64_t irq_event;
 	atomic64_t irq_fault;
 	atomic64_t irq_state;
+	atomic64_t quarantines;		/* stalled chunks whose pages were kept */
+	atomic64_t pages_quarantined;	/* pages kept now */
+};
+
+/*
+ * The pages a chunk that did not end in time may still touch, as its
+ * engine record named them (elan_hw.h): kept (a folio reference each)
+ * until the engine's seq moves on from seq.
+ */
+struct elan_quarantine {
+	u64 seq;			/* the stalled chunk; 0: none */
+	unsigned int n;
+	struct folio *folio[ELAN_ENGINE_RUNS * ELAN_ENGINE_RUN_PAGES];
 };
 
 struct elan_dev {
@@ -66,11 +79,15 @@ struct elan_dev {
 	struct work_struct fault_work;
 	struct delayed_work watchdog;	/* NIC heartbeat */
 	u64 last_heartbeat;
+	u64 dead_heartbeat;		/* the heartbeat when it was declared dead */
 	unsigned long heartbeat_seen;	/* jiffies of its last change */
 	int nvec;
 
 	spinlock_t slot_lock;		/* slot[] */
 	struct elan_ctx *slot[ELAN_MAX_CTX];
+
+	spinlock_t quar_lock;		/* quar[] */
+	struct elan_quarantine quar[ELAN_MAX_ENGINES];
 
 	atomic_t dead;			/* enum elan_dead_reason, 0: alive */
 	bool removed;
@@ -141,6 +158,7 @@ void elan_fail_slot(struct elan_dev *dev, unsigned int i);
 void elan_ring(struct elan_dev *dev, unsigned int vector);
 void elan_ctx_put(struct elan_ctx *c);
 void elan_nic_reset(struct elan_dev *dev);
+unsigned int elan_quarantine_release(struct elan_dev *dev);
 #define ELAN_SHOOTDOWN_ALL	ELAN_HW_ENGINE_CTX_ANY
 extern unsigned int elan_shootdown_timeout_ms;
 

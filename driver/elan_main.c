@@ -466,23 +466,29 @@ static const struct {
 /*
  * The NIC's heartbeat (every 250 ms from elan-nicd): a NIC that stopped
  * ticking while up is declared dead, so that user space waiting for its
- * completions sees its contexts fail instead of waiting for ever.  A
- * heartbeat that comes back revives it for new attaches.
+ * completions sees its contexts fail instead of waiting for ever.  The
+ * pages of a chunk it stalled in go back once the chunk ended; a
+ * heartbeat that comes back with no such chunk left revives it for new
+ * attaches.
  */
 static void elan_watchdog(struct work_struct *work)
 {
 	struct elan_dev *dev = container_of(to_delayed_work(work),
 					    struct elan_dev, watchdog);
-	unsigned int tmo = READ_ONCE(elan_heartbeat_timeout_ms);
+	unsigned int tmo = READ_ONCE(elan_heartbeat_timeout_ms), kept;
 	u64 hb = READ_ONCE(dev->hdr->heartbeat);
+	int why;
 
 	if (READ_ONCE(dev->removed))
 		return;
+	kept = elan_quarantine_release(dev);
 	if (hb != dev->last_heartbeat ||
 	    READ_ONCE(dev->hdr->nic_state) != ELAN_NIC_UP) {
-		if (hb != dev->last_heartbeat &&
-		    atomic_cmpxchg(&dev->dead, ELAN_DEAD_HEARTBEAT,
-				   ELAN_ALIVE) == ELAN_DEAD_HEARTBEAT)
+		why = atomic_read(&dev->dead);
+		/* alive again: ticking since it was declared dead */
+		if (hb != READ_ONCE(dev->dead_heartbeat) && !kept &&
+		    (why == ELAN_DEAD_HEARTBEAT || why == ELAN_DEAD_SHOOTDOWN) &&
+		    atomic_cmpxchg(&dev->dead, why, ELAN_ALIVE) == why)
 			dev_info(&dev->pdev->dev,
 				 "NIC heartbeat is back: new attaches allowed\n");
 		dev->last_heartbeat = hb;
@@ -517,6 +523,8 @@ static const struct {
 	ELAN_STAT(irq_event),
 	ELAN_STAT(irq_fault),
 	ELAN_STAT(irq_state),
+	ELAN_STAT(quarantines),
+	ELAN_STAT(pages_quarantined),
 };
 
 /* What the driver holds now: both 0 once every process has detached. */
@@ -693,6 +701,7 @@ static int elan_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dev->region_len = pci_resource_len(pdev, 2);
 	dev->hdr = region;
 	spin_lock_init(&dev->slot_lock);
+	spin_lock_init(&dev->quar_lock);
 	init_waitqueue_head(&dev->waitq);
 	INIT_WORK(&dev->fault_work, elan_fault_work);
 	INIT_DELAYED_WORK(&dev->watchdog, elan_watchdog);
@@ -803,6 +812,10 @@ static void elan_remove(struct pci_dev *pdev)
 	elan_quiesce_all(dev);
 	WRITE_ONCE(dev->removed, true);
 	cancel_delayed_work_sync(&dev->watchdog);
+	/* The NIC may still end that chunk: never give those pages back. */
+	if (atomic64_read(&dev->st.pages_quarantined))
+		dev_warn(&pdev->dev, "%lld pages stay quarantined for good\n",
+			 (long long)atomic64_read(&dev->st.pages_quarantined));
 	wake_up_all(&dev->waitq);
 	elan_free_irqs(dev, ARRAY_SIZE(elan_irqs));
 	pci_clear_master(pdev);

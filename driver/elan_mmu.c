@@ -101,6 +101,7 @@ void elan_nic_dead(struct elan_dev *dev, int why)
 
 	if (atomic_cmpxchg(&dev->dead, ELAN_ALIVE, why) != ELAN_ALIVE)
 		return;
+	WRITE_ONCE(dev->dead_heartbeat, READ_ONCE(dev->hdr->heartbeat));
 	/*
 	 * The contexts before the message (slow on a serial console): a
 	 * process woken by anything else must not find its context still
@@ -129,15 +130,137 @@ void elan_fail_slot(struct elan_dev *dev, unsigned int i)
 }
 
 /*
+ * Keep the page @pfn from reuse for q: a folio reference.  The page is
+ * still allocated: its translation was removed just now (the chunk's
+ * first quarantine comes from the first shootdown it held up), and pages
+ * are freed only after that.
+ */
+static void elan_keep_page(struct elan_dev *dev, struct elan_quarantine *q,
+			   u64 pfn)
+{
+	struct folio *folio;
+
+	if (!pfn_valid(pfn) || q->n >= ARRAY_SIZE(q->folio))
+		return;
+	for (;;) {
+		folio = page_folio(pfn_to_page(pfn));
+		if (!folio_try_get(folio))
+			return;		/* free already: nothing to keep */
+		if (likely(folio == page_folio(pfn_to_page(pfn))))
+			break;
+		folio_put(folio);	/* split under us: again */
+	}
+	q->folio[q->n++] = folio;
+	atomic64_inc(&dev->st.pages_quarantined);
+}
+
+static unsigned int elan_quarantine_drop(struct elan_dev *dev,
+					 struct elan_quarantine *q)
+{
+	unsigned int n = q->n;
+
+	while (q->n)
+		folio_put(q->folio[--q->n]);
+	atomic64_sub(n, &dev->st.pages_quarantined);
+	q->seq = 0;
+	return n;
+}
+
+/*
+ * The engines in @busy did not end the chunks they were in (seq @seen)
+ * and will not be waited for: keep the pages their records name until
+ * they do.  A shootdown removed a translation and fenced before it read
+ * seq; the NIC names each page, fences and reads the tag again before it
+ * uses it (elan_hw.h), so a page the chunk may touch is named by now.
+ * May be called in atomic context.
+ */
+static void elan_quarantine(struct elan_dev *dev, unsigned long busy,
+			    const u64 *seen)
+{
+	struct elan_hw_engine *eng = dev->hdr->engine;
+	unsigned int e, r, k, runs, pages, kept;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->quar_lock, flags);
+	for_each_set_bit(e, &busy, ELAN_MAX_ENGINES) {
+		struct elan_quarantine *q = &dev->quar[e];
+
+		if (q->seq == seen[e])
+			continue;	/* kept at an earlier shootdown */
+		elan_quarantine_drop(dev, q);	/* an earlier chunk: over */
+		/* the record after seq: pairs with the NIC's fences */
+		smp_rmb();
+		runs = min_t(u32, READ_ONCE(eng[e].runs), ELAN_ENGINE_RUNS);
+		for (r = 0; r < runs; r++) {
+			u64 pfn = READ_ONCE(eng[e].run[r].pfn);
+
+			pages = min_t(u32, READ_ONCE(eng[e].run[r].pages),
+				      ELAN_ENGINE_RUN_PAGES);
+			for (k = 0; k < pages; k++)
+				elan_keep_page(dev, q, pfn + k);
+		}
+		/* seq after the record: unchanged, so the record was this
+		 * chunk's
+		 */
+		smp_rmb();
+		if (READ_ONCE(eng[e].seq) != seen[e]) {
+			elan_quarantine_drop(dev, q);	/* ended meanwhile */
+			continue;
+		}
+		q->seq = seen[e];
+		kept = q->n;
+		atomic64_inc(&dev->st.quarantines);
+		dev_warn(&dev->pdev->dev,
+			 "DMA engine %u stalled in a chunk: %u pages kept from reuse until it ends\n",
+			 e, kept);
+	}
+	spin_unlock_irqrestore(&dev->quar_lock, flags);
+}
+
+/*
+ * Give back the pages of the chunks that ended since they were kept.
+ * Returns how many pages are still kept.
+ */
+unsigned int elan_quarantine_release(struct elan_dev *dev)
+{
+	struct elan_hw_engine *eng = dev->hdr->engine;
+	unsigned int e, n, left = 0;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->quar_lock, flags);
+	for (e = 0; e < ELAN_MAX_ENGINES; e++) {
+		struct elan_quarantine *q = &dev->quar[e];
+
+		if (!q->seq)
+			continue;
+		if (READ_ONCE(eng[e].seq) == q->seq) {
+			left += q->n;
+			continue;
+		}
+		/* the chunk's copy is done before seq moved: pairs with the
+		 * NIC's release
+		 */
+		smp_mb();
+		n = elan_quarantine_drop(dev, q);
+		dev_info(&dev->pdev->dev,
+			 "DMA engine %u ended its stalled chunk: %u pages released\n",
+			 e, n);
+	}
+	spin_unlock_irqrestore(&dev->quar_lock, flags);
+	return left;
+}
+
+/*
  * Wait until no DMA chunk that started before this call and may use a
  * translation of context @ctx (ELAN_SHOOTDOWN_ALL: of any context) is
  * still running: for each engine whose seq is odd, spin until it changes.
  * An engine whose ctx names another context is skipped: the NIC stores
  * ctx before making seq odd (and ELAN_HW_ENGINE_CTX_ANY, fenced, before a
  * second context's translations are read), so ctx read after an odd seq
- * covers the chunk.  Bounded: a chunk moves at most a page, so a NIC that
- * takes longer than shootdown_timeout_ms is declared dead.  Does not
- * sleep.
+ * covers the chunk.  Bounded: a chunk moves at most a run of pages, so a
+ * NIC that takes longer than shootdown_timeout_ms is declared dead.  A
+ * chunk not waited for (a dead NIC, or that timeout) has its pages
+ * quarantined instead.  Does not sleep.
  *
  * Return: true when the NIC is known to be past the old translations.
  */
@@ -149,7 +272,7 @@ bool elan_shootdown(struct elan_dev *dev, unsigned int ctx)
 	unsigned int e, spins = 0;
 	ktime_t deadline;
 
-	if (atomic_read(&dev->dead) || READ_ONCE(dev->removed))
+	if (READ_ONCE(dev->removed))
 		return false;
 	/* The removed tags must be visible before the engines are read. */
 	smp_mb();
@@ -168,6 +291,11 @@ bool elan_shootdown(struct elan_dev *dev, unsigned int ctx)
 	}
 	if (!busy)
 		return true;
+	if (atomic_read(&dev->dead)) {
+		/* nothing to wait for: keep what the chunks may touch */
+		elan_quarantine(dev, busy, seen);
+		return false;
+	}
 
 	atomic64_inc(&dev->st.shootdown_waits);
 	deadline = ktime_add_ms(ktime_get(),
@@ -181,6 +309,7 @@ bool elan_shootdown(struct elan_dev *dev, unsigned int ctx)
 		if (!(++spins & 63) && ktime_after(ktime_get(), deadline)) {
 			atomic64_inc(&dev->st.shootdown_timeouts);
 			elan_nic_dead(dev, ELAN_DEAD_SHOOTDOWN);
+			elan_quarantine(dev, busy, seen);
 			return false;
 		}
 		cpu_relax();

@@ -19,7 +19,7 @@
 #include "../driver/uapi/elan.h"
 
 #define ELAN_HW_MAGIC		0x31434e4e414c45ULL	/* "ELANNC1" */
-#define ELAN_HW_VERSION		1
+#define ELAN_HW_VERSION		2
 #define ELAN_REGION_SIZE	(16u << 20)	/* power of two for the BAR */
 
 /* NIC -> driver interrupt vectors. */
@@ -43,18 +43,38 @@ enum elan_hw_doorbell {
 #define ELAN_FAULTQ_ENTRIES	256
 
 /*
- * Shootdown.  A DMA engine brackets every chunk it moves (at most one page
- * on each side) with seq: it makes seq odd, issues a full fence, reads the
- * translations, copies, then makes seq even.  A driver that removed or
- * downgraded a translation issues a full fence, and for each engine whose
- * seq is odd waits until seq changes.  Then no chunk that read the old
- * translation is still running.  nicd writes an engine's seq into the
- * region of every node whose translation the chunk uses.
+ * Shootdown.  A DMA engine brackets every chunk it moves (at most one run
+ * of ELAN_ENGINE_RUN_PAGES pages on each side) with seq: it makes seq odd,
+ * issues a full fence, reads the translations, copies, then makes seq
+ * even.  A driver that removed or downgraded a translation issues a full
+ * fence, and for each engine whose seq is odd waits until seq changes.
+ * Then no chunk that read the old translation is still running.  nicd
+ * writes an engine's seq into the region of every node whose translation
+ * the chunk uses.
+ *
+ * A chunk also names the guest pages it uses on this node, in run[]: each
+ * translation is published there, then a full fence, then the NIC reads
+ * its tag once more and drops the translation if it changed.  So a driver
+ * that removed a translation, fenced, and finds seq still odd knows every
+ * page the chunk may still touch even if the NIC never ends the chunk in
+ * time (a stalled elan-nicd): it keeps those pages from reuse
+ * (quarantine) until seq moves on.
  */
+#define ELAN_ENGINE_RUNS	2	/* runs of one node in one chunk */
+/* pages in one run at most: 64 KiB from an unaligned address */
+#define ELAN_ENGINE_RUN_PAGES	17
+
+struct elan_hw_engine_run {
+	__u64 pfn;		/* first guest page frame of the run */
+	__u32 pages;		/* pages from pfn, contiguous */
+	__u32 pad;
+};
+
 struct elan_hw_engine {
 	__u64 seq;
 	__u32 ctx;		/* context whose translation is in use */
-	__u32 pad;
+	__u32 runs;		/* entries of run[] this chunk published */
+	struct elan_hw_engine_run run[ELAN_ENGINE_RUNS];
 };
 /*
  * engine.ctx when the chunk uses translations of two contexts of this node

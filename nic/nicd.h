@@ -144,6 +144,9 @@ struct nicd_node {
 	uint64_t eseq[ELAN_MAX_ENGINES];
 	uint32_t br_depth[ELAN_MAX_ENGINES];
 	uint32_t br_ctx[ELAN_MAX_ENGINES];
+	uint32_t br_engine;	/* the engine whose bracket is open */
+	uint32_t br_runs;	/* runs it published (never read back) */
+	uint64_t br_pfn[ELAN_ENGINE_RUNS];
 	/* interrupts to raise at the end of the step */
 	uint32_t irq_pending;
 	/* log rate limit */
@@ -158,8 +161,10 @@ struct nicd_engine {
 	struct nicd_ctx *notify[ELAN_MAX_NODES * ELAN_MAX_CTX];
 	uint32_t nnotify;
 	/* optional: called inside the shootdown bracket of every chunk, with
-	 * the translations read and before the copy (tests) */
-	void (*chunk_hook)(struct nicd *n, struct nicd_engine *e, void *arg);
+	 * the translations read and before the copy (tests, fault injection);
+	 * node: the target's, write: the chunk writes the target's memory */
+	void (*chunk_hook)(struct nicd *n, struct nicd_engine *e, uint32_t node,
+			   int write, void *arg);
 	void *hook_arg;
 };
 
@@ -387,6 +392,6 @@ void nicd_rna_event_post(struct nicd *n, struct nicd_engine *e,
 /* The page size the engine splits at. */
 #define NICD_PAGE	4096u
 /* Most bytes one put/get chunk copies: bounds how long a bracket is open. */
-#define NICD_RUN_MAX	(16 * NICD_PAGE)
+#define NICD_RUN_MAX	((ELAN_ENGINE_RUN_PAGES - 1) * NICD_PAGE)
 
 #endif /* NICD_H */

@@ -259,7 +259,7 @@ int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
 	if (r == 0) {
 		*len = nicd_xlate_run(tc->nd, tc->idx, va, tp, *len, to_target);
 		if (e->chunk_hook)
-			e->chunk_hook(n, e, e->hook_arg);
+			e->chunk_hook(n, e, t->node, to_target, e->hook_arg);
 		if (to_target)
 			memmove(tp, buf, *len);
 		else
@@ -309,7 +309,7 @@ int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
 	r = nicd_xlate(n, tc->nd, tc->idx, va, 8, 1, 1, &tp, w);
 	if (r == 0) {
 		if (e->chunk_hook)
-			e->chunk_hook(n, e, e->hook_arg);
+			e->chunk_hook(n, e, t->node, 1, e->hook_arg);
 		/* va is 8-aligned (validated) and so is tp: one page */
 		*old = do_atomic((uint64_t *)(void *)tp, aop, operand, compare);
 	}
@@ -345,7 +345,7 @@ int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
 	h = elan_recvq_slot(tc->recvq, tc->recv_tail);
 	p = (uint8_t *)h + ELAN_RECV_HDR;
 	if (e->chunk_hook)
-		e->chunk_hook(n, e, e->hook_arg);
+		e->chunk_hook(n, e, t->node, 1, e->hook_arg);
 	for (i = 0; i < iovcnt; i++) {
 		memcpy(p, iov[i].iov_base, iov[i].iov_len);
 		p += iov[i].iov_len;

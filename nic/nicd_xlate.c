@@ -25,6 +25,9 @@ void nicd_bracket_open(struct nicd_node *nd, uint32_t e, uint32_t ctx)
 
 	if (nd->br_depth[e]++ == 0) {
 		nd->br_ctx[e] = ctx;
+		nd->br_engine = e;
+		nd->br_runs = 0;
+		STORE(&eng->runs, 0u);
 		STORE(&eng->ctx, ctx);
 		nd->eseq[e] |= 1;	/* odd */
 		STORE(&eng->seq, nd->eseq[e]);
@@ -63,6 +66,29 @@ static uint8_t *pfn_to_host(const struct nicd_node *nd, uint64_t pfn)
 	if (off >= nd->ram_size || nd->ram_size - off < NICD_PAGE)
 		return NULL;
 	return nd->ram + off;
+}
+
+/*
+ * Name a page the chunk will use in the open bracket's engine record
+ * (a run of one page, grown by nicd_xlate_run) and fence, before the
+ * caller reads its tag once more (see elan_hw.h).  -1 if the chunk
+ * already named ELAN_ENGINE_RUNS runs on this node (a bug: no op needs
+ * more).  nd->br_* keep what was written: the region is never read back.
+ */
+static int run_publish(struct nicd_node *nd, uint64_t pfn)
+{
+	struct elan_hw_engine *eng = &nd->hdr->engine[nd->br_engine];
+	uint32_t i = nd->br_runs;
+
+	if (i >= ELAN_ENGINE_RUNS)
+		return -1;
+	STORE(&eng->run[i].pfn, pfn);
+	STORE(&eng->run[i].pages, 1u);
+	STORE(&eng->runs, i + 1);
+	nd->br_pfn[i] = pfn;
+	nd->br_runs = i + 1;
+	atomic_thread_fence(memory_order_seq_cst);
+	return (int)i;
 }
 
 /* The fault status the driver wrote, as the op's error. */
@@ -271,8 +297,18 @@ int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
 		return remote ? ELAN_E_REMOTE_FAULT : ELAN_E_LOCAL_FAULT;
 	}
 	if (page) {
-		*p = page + (va & (NICD_PAGE - 1));
-		return 0;
+		if (run_publish(nd, pfn) < 0) {
+			nicd_node_logf(n, nd, NICD_LOG_ERR,
+				       "node %u ctx %u: a chunk needs more than %u runs",
+				       nd->id, ctx, ELAN_ENGINE_RUNS);
+			return remote ? ELAN_E_REMOTE_FAULT : ELAN_E_LOCAL_FAULT;
+		}
+		/* removed after we read it: the driver may not have seen
+		 * the run, so do not use it (a miss, as in mmu_lookup) */
+		if (mmu_lookup(nd, ctx, va, write, &pfn) == page) {
+			*p = page + (va & (NICD_PAGE - 1));
+			return 0;
+		}
 	}
 	if (pages < 1)
 		pages = 1;
@@ -284,10 +320,29 @@ int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
 uint32_t nicd_xlate_run(struct nicd_node *nd, uint32_t ctx, uint64_t va,
 			const uint8_t *p, uint32_t max, int write)
 {
-	uint32_t run = NICD_PAGE - (uint32_t)(va & (NICD_PAGE - 1));
-	uint64_t pfn;
+	struct elan_hw_engine *eng = &nd->hdr->engine[nd->br_engine];
+	uint32_t head = NICD_PAGE - (uint32_t)(va & (NICD_PAGE - 1));
+	uint32_t run = head, last = nd->br_runs - 1, pages, i;
+	uint64_t pfn0 = nd->br_pfn[last], pfn;
 
-	while (run < max && mmu_lookup(nd, ctx, va + run, write, &pfn) == p + run)
+	/* contiguous in host memory and in guest frames (the run is
+	 * published as first frame + count) */
+	while (run < max &&
+	       mmu_lookup(nd, ctx, va + run, write, &pfn) == p + run &&
+	       pfn == pfn0 + (run - head) / NICD_PAGE + 1)
 		run += NICD_PAGE;
+	if (run > head) {
+		pages = 1 + (run - head) / NICD_PAGE;
+		STORE(&eng->run[last].pages, pages);
+		atomic_thread_fence(memory_order_seq_cst);
+		/* again after publishing: stop before a page removed since */
+		for (i = 1; i < pages; i++) {
+			if (mmu_lookup(nd, ctx, va + head + (i - 1) * NICD_PAGE,
+				       write, &pfn) != p + head + (i - 1) * NICD_PAGE) {
+				run = head + (i - 1) * NICD_PAGE;
+				break;
+			}
+		}
+	}
 	return run < max ? run : max;
 }

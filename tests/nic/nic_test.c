@@ -1116,21 +1116,52 @@ struct hook_state {
 	int calls, bad;
 	uint32_t want_ctx0, want_ctx1;
 	int nodes;
+	/* guest pages the chunks named in their engine records, per node */
+	uint8_t named[2][32 * MiB / 4096];
+	int bad_runs;
 };
 
-static void bracket_hook(struct nicd *n, struct nicd_engine *e, void *arg)
+/* Mark the pages engine e names on node i; count malformed records. */
+static void note_runs(struct hook_state *hs, const struct elan_hw_header *h,
+		      uint32_t e, int i)
+{
+	const struct elan_hw_engine *eng = &h->engine[e];
+	uint32_t r, k;
+
+	if (eng->runs < 1 || eng->runs > ELAN_ENGINE_RUNS) {
+		hs->bad_runs++;
+		return;
+	}
+	for (r = 0; r < eng->runs; r++) {
+		if (eng->run[r].pages < 1 || eng->run[r].pages > ELAN_ENGINE_RUN_PAGES) {
+			hs->bad_runs++;
+			continue;
+		}
+		for (k = 0; k < eng->run[r].pages; k++)
+			if (eng->run[r].pfn + k < sizeof(hs->named[i]))
+				hs->named[i][eng->run[r].pfn + k] = 1;
+	}
+}
+
+static void bracket_hook(struct nicd *n, struct nicd_engine *e, uint32_t node,
+			 int write, void *arg)
 {
 	struct hook_state *hs = arg;
 	struct elan_hw_header *h0 = hs->t->node[0].region;
 	struct elan_hw_header *h1 = hs->t->node[1].region;
 
 	(void)n;
+	(void)node;
+	(void)write;
 	hs->calls++;
 	if (!(h0->engine[e->idx].seq & 1) || h0->engine[e->idx].ctx != hs->want_ctx0)
 		hs->bad++;
 	if (hs->nodes == 2 && (!(h1->engine[e->idx].seq & 1) ||
 			       h1->engine[e->idx].ctx != hs->want_ctx1))
 		hs->bad++;
+	note_runs(hs, h0, e->idx, 0);
+	if (hs->nodes == 2)
+		note_runs(hs, h1, e->idx, 1);
 }
 
 static int t_bracket(void)
@@ -1185,6 +1216,7 @@ static int t_bracket(void)
 	cmd = th_cmd(ELAN_OP_PUT, th_addr(a), th_va(a, 0), th_va(a, 8192), 4096);
 	CHECK(th_do(&t, a, &cmd, NULL) == 0 && hs.calls >= 1 && !hs.bad, "self");
 	CHECK(!(h0->engine[0].seq & 1), "seq odd after");
+	CHECK(!hs.bad_runs, "%d chunks with no or malformed runs named", hs.bad_runs);
 	th_fini(&t);
 	return 0;
 }
@@ -1250,6 +1282,13 @@ static int t_runs(void)
 				bad += page[j] != src[i * 4096 + j];
 		}
 		CHECK(!bad, "pass %d: %u bytes not where their page's translation says", pass, bad);
+		/* every page a chunk used was named in its engine record, the
+		 * driver's list of what to keep if the chunk stalls */
+		for (i = 0; i < np; i++)
+			bad += !hs.named[0][a->pt[i].pfn] + !hs.named[1][b->pt[i].pfn];
+		CHECK(!bad && !hs.bad_runs, "pass %d: %u pages used but not named, %d bad records",
+		      pass, bad, hs.bad_runs);
+		memset(hs.named, 0, sizeof(hs.named));
 	}
 	th_fini(&t);
 	return 0;
