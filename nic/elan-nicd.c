@@ -91,6 +91,7 @@ static void die(const char *fmt, ...)
 static struct {
 	uint64_t spin_us, lag_us, reply_us, fault_ms;
 	uint64_t rt_prio;
+	uint64_t stall_ms;
 	const char *log, *pidfile, *trace;
 } cfg = { .spin_us = 100, .lag_us = 3, .reply_us = 10, .fault_ms = 10000, .rt_prio = 1 };
 
@@ -112,6 +113,13 @@ static const struct tunable {
 	  "run as SCHED_FIFO N (0: normal scheduling)", &cfg.rt_prio, 99, NULL },
 	{ "fault-timeout-ms", NULL, "N", "fail an op whose fault is not answered",
 	  &cfg.fault_ms, 3600000, NULL },
+	{ "inject-stall-ms", "ELAN_NICD_INJECT_STALL_MS", "N",
+	  "fault injection: on SIGUSR2, stop for N ms (or until\n"
+	  "the next SIGUSR2) inside the next chunk that writes\n"
+	  "a target (as a nicd stopped or starved mid-copy);\n"
+	  "on SIGUSR1 the same, its pages first erased from\n"
+	  "what the drivers see (a broken NIC, for tests);\n"
+	  "0: off", &cfg.stall_ms, 600000, NULL },
 	{ "log", NULL, "FILE", "log here (default stderr)", NULL, 0, &cfg.log },
 	{ "pidfile", NULL, "FILE", "written when every socket listens", NULL, 0,
 	  &cfg.pidfile },
@@ -456,6 +464,49 @@ static void on_signal(int sig)
 	stop_sig = sig;
 }
 
+/* 1: stall the next chunk (SIGUSR2), 2: and erase its names (SIGUSR1) */
+static volatile sig_atomic_t stall_armed;
+
+static void on_stall_signal(int sig)
+{
+	stall_armed = sig == SIGUSR1 ? 2 : 1;
+}
+
+/*
+ * Fault injection (--inject-stall-ms): the whole NIC stops inside one
+ * chunk, its translations read and its pages named, as a SIGSTOPped or
+ * starved elan-nicd would.  The drivers' shootdowns of those pages time
+ * out; the pages must be kept until the chunk ends (tests/faults).
+ */
+static void stall_hook(struct nicd *n, struct nicd_engine *e, uint32_t node,
+		       int write, void *arg)
+{
+	struct timespec ts = { .tv_sec = (time_t)(cfg.stall_ms / 1000),
+			       .tv_nsec = (long)(cfg.stall_ms % 1000) * 1000000 };
+	int unnamed = stall_armed == 2;
+	uint32_t i;
+
+	(void)arg;
+	if (!stall_armed || !write)
+		return;
+	stall_armed = 0;
+	if (unnamed)
+		for (i = 0; i < n->nodes; i++)
+			if (n->node[i].up)
+				__atomic_store_n(&n->node[i].hdr->engine[e->idx].runs,
+						 0u, __ATOMIC_SEQ_CST);
+	nicd_logf(n, NICD_LOG_WARN,
+		  "fault injection: stalling %llu ms inside a chunk of engine %u into node %u%s",
+		  (unsigned long long)cfg.stall_ms, e->idx, node,
+		  unnamed ? ", its pages not named" : "");
+	/* a second SIGUSR2 ends it early */
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop_sig &&
+	       !stall_armed)
+		;
+	stall_armed = 0;
+	nicd_logf(n, NICD_LOG_WARN, "fault injection: stall over, the chunk goes on");
+}
+
 static void add_node(const char *spec)
 {
 	char *copy = strdup(spec), *p = copy, *f[4] = { 0 };
@@ -585,6 +636,15 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	if (cfg.stall_ms) {
+		sa.sa_handler = on_stall_signal;
+		sigaction(SIGUSR2, &sa, NULL);
+		sigaction(SIGUSR1, &sa, NULL);
+		eng.chunk_hook = stall_hook;
+		nicd_logf(&nic, NICD_LOG_INFO,
+			  "fault injection armed: SIGUSR2 (SIGUSR1: pages unnamed) stalls the next target write %llu ms",
+			  (unsigned long long)cfg.stall_ms);
+	}
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)

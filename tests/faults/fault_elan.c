@@ -31,9 +31,11 @@
  *	dead process's addresses while it fills its memory.  -v: print
  *	every completion.
  *
- *   fault_elan bystander DIR NAME
- *	Waits for DIR/NAME.lost, then fills 256 MiB (the killed target's
- *	pages are free again: this process likely gets some of them),
+ *   fault_elan bystander DIR NAME [-m MIB]
+ *	Waits for DIR/NAME.lost, then fills 256 MiB, or MIB (0: all of
+ *	MemAvailable but 64 MiB), in small pages, a thread per CPU (the
+ *	killed target's pages are free again: this process likely gets
+ *	some of them),
  *	writes DIR/NAME.filled, waits for DIR/NAME.done and checks that
  *	nothing changed its memory: a NIC that still wrote through the dead
  *	process's translations would show here.
@@ -51,6 +53,8 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -67,7 +71,6 @@
 #define PREFILL		0x5a		/* get buffers before the NIC writes */
 #define GUARD_BYTE	0xa5
 #define LOSS_BOUND	60.0		/* s from the first error to the last */
-#define BYSTANDER	(256 * MiB)
 #define PUT_SEED	0x1234567ULL
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -732,33 +735,91 @@ static int run_initiator(const char *dir, const char *name, double secs,
 
 /* ------------------------------------------------------------ bystander */
 
-static int run_bystander(const char *dir, const char *name)
+struct fill_part {
+	uint8_t *mem;
+	const uint8_t *want;
+	size_t len;
+	int cpu;
+};
+
+/* One part of the fill, on its own CPU: the pages on that CPU's free
+ * lists (a process that just died left some there) go to us too. */
+static void *fill_part(void *arg)
 {
+	struct fill_part *f = arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(f->cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	for (size_t o = 0; o < f->len; o += OPSZ)
+		memcpy(f->mem + o, f->want, OPSZ);
+	return NULL;
+}
+
+/* MemAvailable from /proc/meminfo, in bytes (0 if unreadable). */
+static size_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	unsigned long kb = 0;
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (size_t)kb * 1024;
+}
+
+static int run_bystander(const char *dir, const char *name, size_t size)
+{
+	struct fill_part part[64];
+	pthread_t th[64];
 	uint8_t *mem, *want;
 	int64_t bad;
+	int ncpu, i, started[64];
 
 	if (!wait_file(dir, name, "lost", 600))
 		return verdict(0, "%s/%s.lost never appeared", dir, name);
-	mem = map_anon(BYSTANDER);
+	if (!size) {	/* all we can take without the OOM killer */
+		size = mem_available();
+		size = size > 128 * MiB ? size - 64 * MiB : 64 * MiB;
+	}
+	size = size / OPSZ * OPSZ;
+	mem = map_anon(size);
+	/* small pages, so that we take free 4 KiB pages too */
+	madvise(mem, size, MADV_NOHUGEPAGE);
 	want = map_anon(OPSZ);
 	t_fill(want, OPSZ, 0xb157ULL);
-	for (size_t o = 0; o < BYSTANDER; o += OPSZ)
-		memcpy(mem + o, want, OPSZ);
+	ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	ncpu = ncpu < 1 ? 1 : ncpu > 64 ? 64 : ncpu;
+	for (i = 0; i < ncpu; i++) {
+		size_t a = size / OPSZ * i / ncpu, b = size / OPSZ * (i + 1) / ncpu;
+
+		part[i] = (struct fill_part){ mem + a * OPSZ, want, (b - a) * OPSZ, i };
+		started[i] = !pthread_create(&th[i], NULL, fill_part, &part[i]);
+		if (!started[i])
+			fill_part(&part[i]);
+	}
+	for (i = 0; i < ncpu; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
 	if (broken("corrupt")) {
-		mem[BYSTANDER / 2 + 7] ^= 0x5a;
-		printf("FAULTS_BROKEN=corrupt: flipped byte %lu\n", BYSTANDER / 2 + 7);
+		mem[size / 2 + 7] ^= 0x5a;
+		printf("FAULTS_BROKEN=corrupt: flipped byte %zu\n", size / 2 + 7);
 	}
 	touch(dir, name, "filled");
 	if (!wait_file(dir, name, "done", 300))
 		return verdict(0, "%s/%s.done never appeared", dir, name);
-	for (size_t o = 0; o < BYSTANDER; o += OPSZ) {
+	for (size_t o = 0; o < size; o += OPSZ) {
 		bad = first_diff(mem + o, want, OPSZ);
 		if (bad >= 0)
-			return verdict(0, "byte %zu of its %lu MiB changed while puts went to the dead process",
-				       o + (size_t)bad, BYSTANDER / MiB);
+			return verdict(0, "byte %zu of its %zu MiB changed while puts went to the dead process",
+				       o + (size_t)bad, size / MiB);
 	}
-	return verdict(1, "%lu MiB untouched while puts went to the dead process",
-		       BYSTANDER / MiB);
+	return verdict(1, "%zu MiB untouched while puts went to the dead process",
+		       size / MiB);
 }
 
 static void usage(void)
@@ -766,7 +827,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: fault_elan target DIR NAME\n"
 		"       fault_elan initiator DIR NAME [-t SECS] [-l target|node|nic] [-b] [-v]\n"
-		"       fault_elan bystander DIR NAME\n");
+		"       fault_elan bystander DIR NAME [-m MIB]\n");
 	exit(2);
 }
 
@@ -775,6 +836,7 @@ int main(int argc, char **argv)
 	const char *lose = NULL;
 	double secs = 30;
 	int c, bystander = 0;
+	size_t fill = 256 * MiB;
 
 	if (argc < 4)
 		usage();
@@ -783,7 +845,7 @@ int main(int argc, char **argv)
 	t_name = g_name;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	optind = 4;
-	while ((c = getopt(argc, argv, "t:l:bv")) != -1) {
+	while ((c = getopt(argc, argv, "t:l:bvm:")) != -1) {
 		switch (c) {
 		case 'v':
 			t_verbose = 1;
@@ -796,6 +858,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			bystander = 1;
+			break;
+		case 'm':
+			fill = (size_t)atol(optarg) * MiB;
 			break;
 		default:
 			usage();
@@ -813,7 +878,7 @@ int main(int argc, char **argv)
 	if (!strcmp(g_role, "initiator"))
 		return run_initiator(argv[2], argv[3], secs, lose, bystander);
 	if (!strcmp(g_role, "bystander"))
-		return run_bystander(argv[2], argv[3]);
+		return run_bystander(argv[2], argv[3], fill);
 	usage();
 	return 2;
 }
