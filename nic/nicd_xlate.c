@@ -322,8 +322,13 @@ uint32_t nicd_xlate_run(struct nicd_node *nd, uint32_t ctx, uint64_t va,
 {
 	struct elan_hw_engine *eng = &nd->hdr->engine[nd->br_engine];
 	uint32_t head = NICD_PAGE - (uint32_t)(va & (NICD_PAGE - 1));
-	uint32_t run = head, last = nd->br_runs - 1, pages, i;
-	uint64_t pfn0 = nd->br_pfn[last], pfn;
+	uint32_t run = head, last, pages, i;
+	uint64_t pfn0, pfn;
+
+	if (!nd->br_runs)	/* no nicd_xlate before: nothing to grow */
+		return head < max ? head : max;
+	last = nd->br_runs - 1;
+	pfn0 = nd->br_pfn[last];
 
 	/* contiguous in host memory and in guest frames (the run is
 	 * published as first frame + count) */
