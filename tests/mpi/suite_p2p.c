@@ -181,6 +181,9 @@ void p2p_wildcard(void)
 				 "receive %d got message %d of rank %d but the later receive %d got its earlier message %d",
 				 i, req_k[i], req_src[i], j, req_k[j]);
 	MT_MPI(MPI_Waitall(n, sreq, MPI_STATUSES_IGNORE));
+	/* Every rank's wildcard receives are matched before anyone sends the
+	 * probe's message, which a receive still posted would take. */
+	MPI_Barrier(MPI_COMM_WORLD);
 
 	/* MPI_Probe with wildcards, then a receive of the probed size. */
 	{
