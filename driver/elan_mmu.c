@@ -178,7 +178,7 @@ static void elan_quarantine(struct elan_dev *dev, unsigned long busy,
 			    const u64 *seen)
 {
 	struct elan_hw_engine *eng = dev->hdr->engine;
-	unsigned int e, r, k, runs, pages, kept;
+	unsigned int e, r, k, runs, pages;
 	unsigned long flags;
 
 	spin_lock_irqsave(&dev->quar_lock, flags);
@@ -208,11 +208,10 @@ static void elan_quarantine(struct elan_dev *dev, unsigned long busy,
 			continue;
 		}
 		q->seq = seen[e];
-		kept = q->n;
 		atomic64_inc(&dev->st.quarantines);
 		dev_warn(&dev->pdev->dev,
 			 "DMA engine %u stalled in a chunk: %u pages kept from reuse until it ends\n",
-			 e, kept);
+			 e, q->n);
 	}
 	spin_unlock_irqrestore(&dev->quar_lock, flags);
 }
