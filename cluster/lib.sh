@@ -211,7 +211,7 @@ elan_qemu_args() {
 	esac
 	ELAN_QEMU=(
 		"$ELAN_QEMU_BIN"
-		-name "$G_NAME"
+		-name "$G_NAME,debug-threads=on"
 		-machine q35,memory-backend=ram
 		-accel "$accel"
 		-cpu max
