@@ -203,6 +203,8 @@ elan_qemu_args() {
 	[ -n "$G_WORKDIR" ] && append+=" elanvm.workdir=$G_WORKDIR"
 	[ "$G_OUTPUT" = console ] && append+=" elanvm.output=console"
 	[ -n "$G_APPEND" ] && append+=" $G_APPEND"
+	# more kernel parameters for every guest (tests/debug: kasan_multi_shot)
+	[ -n "${ELAN_GUEST_APPEND:-}" ] && append+=" $ELAN_GUEST_APPEND"
 	local accel
 	case "$G_ACCEL" in
 	tcg) accel="tcg,thread=multi" ;;

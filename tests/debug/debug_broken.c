@@ -9,8 +9,10 @@
  *              circular locking dependency"
  *   leak=1     kmalloc an object and drop the only pointer to it: the
  *              next kmemleak scan reports an "unreferenced object"
- *   oob=1      read one byte past the end of a kmalloc'd object:
- *              "BUG: KASAN: slab-out-of-bounds"
+ *   oob=1      read one byte past the end of a kmalloc'd object, then
+ *              of a vmalloc'd one: "BUG: KASAN: slab-out-of-bounds" and
+ *              "BUG: KASAN: vmalloc-out-of-bounds" (CONFIG_KASAN_VMALLOC;
+ *              both need kasan_multi_shot)
  *
  * lockdep runs first: a KASAN report taints the kernel with
  * LOCKDEP_NOW_UNRELIABLE, which turns lockdep off.
@@ -18,6 +20,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 static bool lockdep;
 module_param(lockdep, bool, 0444);
@@ -29,7 +32,7 @@ MODULE_PARM_DESC(leak, "leak a kmalloc'd object (kmemleak report)");
 
 static bool oob;
 module_param(oob, bool, 0444);
-MODULE_PARM_DESC(oob, "read past a kmalloc'd object (KASAN report)");
+MODULE_PARM_DESC(oob, "read past a kmalloc'd and a vmalloc'd object (KASAN reports)");
 
 static DEFINE_MUTEX(debug_broken_a);
 static DEFINE_MUTEX(debug_broken_b);
@@ -78,6 +81,13 @@ static int __init debug_broken_init(void)
 		c = debug_broken_read(p, size);
 		kfree(p);
 		pr_info("debug_broken: read byte %zu of a %zu-byte object (%d)\n",
+			size, size, c);
+		p = vmalloc(size);
+		if (!p)
+			return -ENOMEM;
+		c = debug_broken_read(p, size);
+		vfree(p);
+		pr_info("debug_broken: read byte %zu of a %zu-byte vmalloc'd object (%d)\n",
 			size, size, c);
 	}
 	return 0;
