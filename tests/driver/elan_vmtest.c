@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * elan_vmtest: libelan tests of data movement, atomics, messages, every VM
- * event of DESIGN promise 4 and bad input, on one node with an Elan NIC.
+ * event of promise 4 (docs/design.md) and bad input, on one node with an
+ * Elan NIC.
  *
  *   elan_vmtest [-v] [-l] [-x TEST] [-d DIR] [TEST...]
  *

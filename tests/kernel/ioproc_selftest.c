@@ -4,8 +4,8 @@
  *
  * Opens /dev/ioproc_test (tests/kernel/ioproc_test.ko, a pretend NIC that
  * keeps a shadow translation table of the process that attached), makes
- * the kernel change this process's page tables in every way DESIGN.md
- * promise 4 names, and after each change proves that
+ * the kernel change this process's page tables in every way promise 4 of
+ * docs/design.md names, and after each change proves that
  *   - the shadow holds no stale and no over-permissive entry (CHECK),
  *   - the hook class that should have told the NIC was called (STATS),
  *   - data moved by the "NIC" (PUT/GET through the shadow) is exactly what
