@@ -437,9 +437,17 @@ static void place(uint64_t now)
 			continue;
 		for (cmds = 0, j = 0; j < ELAN_MAX_CTX; j++)
 			cmds += nic.node[i].ctx[j].ncmds;
+		/*
+		 * Quiet: it posted nothing, and it is not behind either
+		 * (it took every event and message and runs no op).  A
+		 * guest that is behind is not a passive target but one that
+		 * does not get the CPU: beside it we would starve it for
+		 * good (we are real-time), as a guest flooding us with work
+		 * would then make us do to its victims.
+		 */
 		if (cmds != srv[i].place_cmds)
 			posters++;
-		else
+		else if (nicd_node_settled(&nic, i))
 			quiet[nquiet++] = (int)i;
 		srv[i].place_cmds = cmds;
 	}
@@ -734,10 +742,11 @@ static void print_stats(void)
 			bytes += nd->ctx[j].nbytes;
 		}
 		nicd_logf(&nic, NICD_LOG_INFO,
-			  "node %u: %llu connections, %llu commands, %llu bytes, %llu faults, %llu interrupts (current connection)",
+			  "node %u: %llu connections, %llu commands, %llu bytes, %llu faults, %llu interrupts, %llu steps over its budget (current connection)",
 			  i, (unsigned long long)srv[i].connects,
 			  (unsigned long long)cmds, (unsigned long long)bytes,
-			  (unsigned long long)nd->nfaults, (unsigned long long)nd->nirqs);
+			  (unsigned long long)nd->nfaults, (unsigned long long)nd->nirqs,
+			  (unsigned long long)nd->budget_out);
 	}
 	if (cfg.place)
 		nicd_logf(&nic, NICD_LOG_INFO,

@@ -152,8 +152,11 @@ struct nicd_node {
 	/* log rate limit */
 	uint64_t log_window;
 	uint32_t log_count;
+	/* fair service: first context served next step */
+	uint32_t rr;
 	/* statistics */
 	uint64_t nfaults, nirqs;
+	uint64_t budget_out;	/* steps that left work for the next (fairness) */
 };
 
 struct nicd_engine {
@@ -183,7 +186,8 @@ struct nicd {
 	uint64_t nodes_up;
 	uint64_t fault_timeout_ns;	/* default 10 s */
 	uint32_t max_fault_retries;	/* acks OK for a page that stays missing, default 1000 */
-	uint32_t chunk_budget;		/* chunks per context per step */
+	uint32_t chunk_budget;		/* pages per context per step */
+	uint32_t node_budget;		/* pages per node per step (fairness) */
 	uint32_t sleeping;
 	uint8_t backpressure;		/* an op waits for ring space */
 	uint32_t wait_seq;		/* last nic_waiting value published */
@@ -310,6 +314,13 @@ uint64_t nicd_next_timeout(struct nicd *n);
  */
 enum { NICD_RUNNING, NICD_BEHIND, NICD_REPLYING };
 int nicd_consumers_behind(struct nicd *n);
+
+/*
+ * Has every active context of node taken all the events and messages it
+ * was given, with no op in progress?  (Placement: a quiet guest that is
+ * settled waits for others; one that is not may be starved of its CPU.)
+ */
+int nicd_node_settled(struct nicd *n, uint32_t node);
 
 /* Heartbeat: write the clock into every header. */
 void nicd_heartbeat(struct nicd *n);

@@ -696,10 +696,16 @@ static void complete(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	c->ncmds++;
 }
 
-/* Serve one context: take commands, run the current op within budget. */
-static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c)
+/*
+ * Serve one context: take commands, run the current op within budget
+ * (the context's own, capped by what its node has left this step, which
+ * is reduced by what was used).
+ */
+static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		   uint32_t *node_left)
 {
-	uint32_t budget = n->chunk_budget, start = budget;
+	uint32_t budget = n->chunk_budget < *node_left ? n->chunk_budget :
+			  *node_left, start = budget;
 	struct elan_cmd *slot;
 	int work = 0, r;
 
@@ -755,6 +761,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c)
 		complete(n, e, c, r);
 		work++;
 	}
+	*node_left -= start - budget;
 	return work + (int)(start - budget);
 }
 
@@ -829,18 +836,35 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 				work += ctx_sync(n, &nd->ctx[__builtin_ctz(m)]);
 		}
 	}
+	/*
+	 * Fair service: each node gets at most node_budget pages (commands,
+	 * chunks) a step, whatever number of contexts it keeps busy, so a
+	 * guest flooding all its contexts with work (or garbage) costs the
+	 * others at most one node's share.  Its contexts are served from a
+	 * rotating first one; where the budget ran out, the next step
+	 * starts.
+	 */
 	for (i = 0; i < n->nodes; i++) {
 		struct nicd_node *nd = &n->node[i];
+		uint32_t left = n->node_budget, k;
 
 		if (!nd->up)
 			continue;
-		for (m = nd->active_mask; m; m &= m - 1) {
-			j = (uint32_t)__builtin_ctz(m);
+		for (k = 0; k < ELAN_MAX_CTX; k++) {
+			j = (nd->rr + k) % ELAN_MAX_CTX;
+			if (!(nd->active_mask & (1u << j)))
+				continue;
 			if (n->n_engines > 1 &&
 			    (i * ELAN_MAX_CTX + j) % n->n_engines != e->idx)
 				continue;
-			work += ctx_run(n, e, &nd->ctx[j]);
+			if (!left) {
+				nd->budget_out++;
+				work++;		/* the rest next step */
+				break;
+			}
+			work += ctx_run(n, e, &nd->ctx[j], &left);
 		}
+		nd->rr = k < ELAN_MAX_CTX ? j : (nd->rr + 1) % ELAN_MAX_CTX;
 	}
 	work += publish_waiting(n);
 	/* Interrupts, coalesced: one per node and vector per step. */
@@ -964,4 +988,22 @@ uint64_t nicd_next_timeout(struct nicd *n)
 		}
 	}
 	return best;
+}
+
+int nicd_node_settled(struct nicd *n, uint32_t node)
+{
+	struct nicd_node *nd = &n->node[node];
+	uint32_t m;
+
+	if (node >= n->nodes || !nd->up)
+		return 0;
+	for (m = nd->active_mask; m; m &= m - 1) {
+		const struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
+
+		/* heads are untrusted: only compared */
+		if (c->has_op || LOAD(&c->uctl->ev_head) != c->ev_tail ||
+		    LOAD(&c->uctl->recv_head) != c->recv_tail)
+			return 0;
+	}
+	return 1;
 }

@@ -146,6 +146,7 @@ int nicd_init(struct nicd *n, uint32_t nodes)
 	n->fault_timeout_ns = 10ull * 1000000000ull;
 	n->max_fault_retries = 1000;
 	n->chunk_budget = 64;
+	n->node_budget = 4 * n->chunk_budget;
 	n->now = nicd_now_mono;
 	n->log = default_log;
 	n->log_level = NICD_LOG_INFO;
