@@ -72,6 +72,8 @@ struct nicd_op {
 	uint8_t acked_remote;
 	uint8_t acked;		/* acked_* valid (since the last progress) */
 	uint64_t stall_since;	/* ns: first ack since the last progress */
+	uint64_t wait_since;	/* ns: waiting since (0: not waiting) */
+	uint8_t wait_logged;	/* a long wait was named in the log */
 	uint8_t started;	/* target resolved */
 	uint8_t tev_reserved;	/* holds an event credit at the target */
 	uint8_t atomic_done;
@@ -399,6 +401,9 @@ void nicd_rna_event_post(struct nicd *n, struct nicd_engine *e,
  * often, for consumers that do not (an older libelan).
  */
 #define NICD_SPACE_POLL_NS	10000000ull
+
+/* An op waiting this long is named in the log (once): a hang is visible. */
+#define NICD_LONG_WAIT_NS	5000000000ull
 
 /* The page size the engine splits at. */
 #define NICD_PAGE	4096u

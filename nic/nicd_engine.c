@@ -518,6 +518,40 @@ static void progress(struct nicd_op *op)
 	op->retries = 0;
 	op->acked = 0;
 	op->stall_since = 0;
+	op->wait_since = 0;
+}
+
+/*
+ * The op waits (NICD_PENDING).  Waits end by themselves (a fault ack or
+ * its timeout) or by back-pressure, which has no end of its own (a
+ * consumer that never makes room): an op that made no progress for
+ * NICD_LONG_WAIT_NS is named in the log once, with what it waits for.
+ */
+static void op_waiting(struct nicd *n, struct nicd_ctx *c)
+{
+	static const char *const kind[] = {
+		[NICD_W_NONE] = "its next chunk",
+		[NICD_W_FAULT] = "a fault answer",
+		[NICD_W_FAULTQ] = "room in a fault queue",
+		[NICD_W_SPACE] = "ring space at its target",
+	};
+	struct nicd_op *op = &c->op;
+	uint64_t now = n->now();
+
+	if (!op->wait_since) {
+		op->wait_since = now;
+		return;
+	}
+	if (op->wait_logged || now - op->wait_since < NICD_LONG_WAIT_NS)
+		return;
+	op->wait_logged = 1;
+	nicd_node_logf(n, c->nd, NICD_LOG_WARN,
+		       "node %u ctx %u: %s cookie %llu to %#x waits %.1f s for %s (node %u)",
+		       c->nd->id, c->idx, nicd_op_name(op->cmd.op),
+		       (unsigned long long)op->cmd.cookie, op->cmd.dst,
+		       (now - op->wait_since) / 1e9,
+		       op->w.kind <= NICD_W_SPACE ? kind[op->w.kind] : "?",
+		       op->w.kind == NICD_W_SPACE ? op->t.node : op->w.node);
 }
 
 static int op_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
@@ -752,6 +786,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		if (!c->has_op || c->state != ELAN_CTX_ACTIVE)
 			break;	/* the context itself went away meanwhile */
 		if (r == NICD_PENDING) {
+			op_waiting(n, c);
 			if (c->op.w.kind == NICD_W_SPACE) {
 				c->blocked = 1;
 				n->backpressure = 1;

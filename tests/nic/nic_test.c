@@ -615,6 +615,13 @@ static int t_consumers_behind(void)
  * status.nic_waiting (so its libelan rings the doorbell after taking a
  * message instead of the NIC polling); it is cleared once nothing waits.
  */
+/* A clock the test can move forward (waits that last for seconds). */
+static uint64_t clock_skew;
+static uint64_t skewed_now(void)
+{
+	return nicd_now_mono() + clock_skew;
+}
+
 static int t_space_flag(void)
 {
 	struct th t;
@@ -641,6 +648,17 @@ static int t_space_flag(void)
 	      "receiver's nic_waiting not set while a send waits for its ring");
 	CHECK(__atomic_load_n(&s->ust->nic_waiting, __ATOMIC_RELAXED) == 0,
 	      "sender's nic_waiting set");
+	/* a ring that stays full: the waiting send is named once, in time */
+	CHECK(!strstr(t.log, "waits"), "a short wait was logged");
+	t.n.now = skewed_now;
+	clock_skew = NICD_LONG_WAIT_NS + 1000000000ull;
+	for (i = 0; i < 10; i++)
+		th_run(&t);
+	t.n.now = nicd_now_mono;
+	clock_skew = 0;
+	CHECK(strstr(t.log, "node 0 ctx 4: send cookie") &&
+	      strstr(t.log, "for ring space at its target (node 1)"),
+	      "a send waiting for a full ring for seconds is not named in the log");
 	while (th_poll_recv(r, &h, NULL))
 		msgs++;
 	for (i = 0; i < 1000 && events < ELAN_RECVQ_ENTRIES + 2; i++) {
