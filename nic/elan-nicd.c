@@ -342,10 +342,13 @@ static void close_fds(struct srv_node *s)
  * process posts commands it delays each next command (MPI_Put + flush:
  * 13-16 us an op); beside one whose process only waits, a passive
  * target spinning in a barrier, it costs nothing (1.4-1.8 us).  So at
- * most every PLACE_NS, before sleeping, nicd looks for a guest with a
+ * most every PLACE_NS, busy or not, nicd looks for a guest with a
  * running vCPU whose contexts took no command since the last look while
- * another guest's did, and moves to that vCPU's CPU; when every running
- * guest posts, it leaves the choice to the host again.  QEMU names its
+ * another guest's did, and took all they were given (nicd_node_settled),
+ * and moves to that vCPU's CPU; when every running guest posts, it
+ * leaves the choice to the host again.  Looking while busy bounds what a
+ * guest flooding the NIC can cost a quiet one: once its vCPU falls
+ * behind, nicd leaves it within PLACE_NS.  QEMU names its
  * vCPU threads "CPU n/..." (-name ...,debug-threads=on); without names
  * nothing moves.
  */
@@ -859,6 +862,9 @@ int main(int argc, char **argv)
 			nicd_heartbeat(&nic);
 			last_hb = now;
 		}
+		/* also while busy: a flood must not keep us beside its victim */
+		if (cfg.place)
+			place(now);
 		/*
 		 * Spin while there is work and for spin_ns after it: a
 		 * process that polls its rings posts its next command within
@@ -873,8 +879,6 @@ int main(int argc, char **argv)
 			   keep_spinning(nicd_consumers_behind(&nic),
 					 now - last_work, reply_ns))))
 			continue;
-		if (cfg.place)
-			place(now);
 		/* idle: announce sleep, fence, look once more, then block */
 		nicd_set_sleeping(&nic, 1);
 		nicd_trace(&nic, 'S', 0, 0, 0, 0);
