@@ -331,6 +331,16 @@ void nicd_engine_init(struct nicd_engine *e, uint32_t idx);
 
 /* ------------------------------------------------------------ internal */
 
+/* Accesses to what a guest shares with the NIC (region, rings, MMU). */
+#define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/* The context stops (node down, detach, failure): nicd_engine.c. */
+void nicd_ctx_drop(struct nicd *n, struct nicd_ctx *c, uint32_t state,
+		   uint32_t error);
+
 uint64_t nicd_now_mono(void);
 void nicd_logf(struct nicd *n, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -15,14 +15,6 @@
 #include <string.h>
 #include "nicd.h"
 
-#define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
-#define STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
-
-void nicd_ctx_drop(struct nicd *n, struct nicd_ctx *c, uint32_t state,
-		   uint32_t error);
-
 static uint32_t ctx_addr(const struct nicd_ctx *c)
 {
 	return ELAN_ADDR(c->nd->id, c->idx);

@@ -17,9 +17,6 @@
 #include <sys/stat.h>
 #include "nicd.h"
 
-void nicd_ctx_drop(struct nicd *n, struct nicd_ctx *c, uint32_t state,
-		   uint32_t error);
-
 uint64_t nicd_now_mono(void)
 {
 	struct timespec ts;

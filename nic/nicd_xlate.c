@@ -7,10 +7,6 @@
 #include <inttypes.h>
 #include "nicd.h"
 
-#define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
-#define STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
 /*
  * Shootdown bracket of engine e on node nd.  Brackets nest (a chunk
