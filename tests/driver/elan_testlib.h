@@ -64,6 +64,14 @@ static int t_nstash;
  * Wait for the completion of @cookie on @ctx (ELAN_EV_DONE); other events
  * are kept for later.  Returns the event's status, or -ETIMEDOUT / -EPIPE.
  */
+/*
+ * Called while an op is waited for (if set): a process that waits for its
+ * own send to land in a peer's full ring must keep taking its own
+ * messages, or two such processes wait for each other for ever (as MPI
+ * progresses receives while it waits).
+ */
+static void (*t_while_waiting)(elan_ctx_t *ctx);
+
 static inline int t_wait_cookie(elan_ctx_t *ctx, uint64_t cookie,
 				struct elan_event *out)
 {
@@ -97,6 +105,8 @@ static inline int t_wait_cookie(elan_ctx_t *ctx, uint64_t cookie,
 		}
 		if (t_now() > end)
 			return -ETIMEDOUT;
+		if (t_while_waiting)
+			t_while_waiting(ctx);
 		r = elan_wait(ctx, 1000);
 		if (r < 0 && r != -EINTR)
 			return r;
@@ -120,6 +130,8 @@ static uint64_t t_cookie = 1;
 		struct elan_event _e;					\
 		if (elan_poll_event((ctx), &_e) == 1 && t_nstash < T_STASH) \
 			t_stash[t_nstash++] = _e;			\
+		else if (t_while_waiting)				\
+			t_while_waiting(ctx);				\
 		else							\
 			usleep(100);					\
 	}								\

@@ -20,6 +20,10 @@
  * remote event from anyone but a peer is a failure too.  Ends with
  * "N passed, M failed".
  *
+ * While it waits for one of its ops it takes its messages off the ring
+ * (held for the next drain): HOSTILE_NO_HOLD=1 does not, as the victims
+ * did before (for comparison).
+ *
  * HOSTILE_CORRUPT=guard|page|window: before the final check the victim
  * itself changes one byte of a guard pattern, of a guard page, or of a
  * peer's window slot: the check must notice (the stage runs this).
@@ -185,14 +189,54 @@ static void on_message(const struct elan_recv_hdr *h, const uint8_t *pl)
 		bad);
 }
 
+/*
+ * Messages taken off the ring while an op was waited for, handled at the
+ * next drain() in their order: waiting for our send into a peer's full
+ * ring without making room in ours would let two victims wait for each
+ * other for ever (v1 and v1b did, once one of them was slowed down).
+ */
+struct held_msg {
+	struct elan_recv_hdr h;
+	uint8_t pl[ELAN_SEND_MAX];
+};
+static struct held_msg *held;
+static size_t nheld, held_cap;
+
+static void hold_messages(elan_ctx_t *c)
+{
+	struct elan_recv_hdr h;
+	const void *pl;
+
+	while (elan_recv(c, &h, &pl) == 1) {
+		if (nheld == held_cap) {
+			size_t cap = held_cap ? 2 * held_cap : 64;
+			struct held_msg *m = realloc(held, cap * sizeof(*m));
+
+			if (!m)
+				return;		/* the ring keeps it */
+			held = m;
+			held_cap = cap;
+		}
+		held[nheld].h = h;
+		memcpy(held[nheld].pl, pl, h.len);
+		nheld++;
+		elan_recv_release(c);
+	}
+}
+
 /* Take every message and look at stray events. */
 static void drain(void)
 {
 	struct elan_recv_hdr h;
 	struct elan_event ev;
 	const void *pl;
+	size_t k;
 	int i;
 
+	/* (on_message may send and wait, holding more: take them as held) */
+	for (k = 0; k < nheld; k++)
+		on_message(&held[k].h, held[k].pl);
+	nheld = 0;
 	while (elan_poll_event(ctx, &ev) == 1)
 		if (t_nstash < T_STASH)
 			t_stash[t_nstash++] = ev;
@@ -368,6 +412,9 @@ int main(int argc, char **argv)
 	my_slot = (uint32_t)atoi(argv[3]);
 	t_name = name;
 	t_op_timeout = 30;
+	/* HOSTILE_NO_HOLD=1: the old victims, which drained nothing here */
+	if (!getenv("HOSTILE_NO_HOLD") || strcmp(getenv("HOSTILE_NO_HOLD"), "1"))
+		t_while_waiting = hold_messages;
 	t_start = t_now();
 	for (i = 4; i < argc && npeers < MAXPEERS; i++)
 		peers[npeers++].name = argv[i];
@@ -403,6 +450,9 @@ int main(int argc, char **argv)
 	if (mprotect(arena, PG, PROT_NONE) ||
 	    mprotect(arena + ARENA_LEN - PG, PG, PROT_NONE))
 		T_FAIL("guard pages: %s", strerror(errno));
+	snprintf(fname, sizeof(fname), "%s.pid", name);
+	snprintf(text, sizeof(text), "%d\n", (int)getpid());
+	h_write_file(dir, fname, text);	/* the stage stops and continues us */
 	snprintf(text, sizeof(text), "%x %u %" PRIx64 " %" PRIx64 " %" PRIx64 "\n",
 		 me.addr, me.slot, me.arena, me.seed, me.bait_pfn);
 	snprintf(fname, sizeof(fname), "%s.info", name);
