@@ -224,19 +224,35 @@ static void hold_messages(elan_ctx_t *c)
 	}
 }
 
-/* Take every message and look at stray events. */
+/*
+ * Handle the held messages in their order.  Each is copied out first:
+ * on_message may send and wait, and the wait holds more (and may move
+ * the array).
+ */
+static void run_held(void)
+{
+	static struct held_msg m;
+	size_t k;
+
+	for (k = 0; k < nheld; k++) {
+		m.h = held[k].h;
+		memcpy(m.pl, held[k].pl, m.h.len);
+		on_message(&m.h, m.pl);
+	}
+	nheld = 0;
+}
+
+/*
+ * Take every message and look at stray events.  A message is copied off
+ * the ring and released before it is handled: handling one may wait,
+ * and the wait takes what is on the ring (this one too, were it still
+ * there: it would be handled twice).
+ */
 static void drain(void)
 {
-	struct elan_recv_hdr h;
 	struct elan_event ev;
-	const void *pl;
-	size_t k;
 	int i;
 
-	/* (on_message may send and wait, holding more: take them as held) */
-	for (k = 0; k < nheld; k++)
-		on_message(&held[k].h, held[k].pl);
-	nheld = 0;
 	while (elan_poll_event(ctx, &ev) == 1)
 		if (t_nstash < T_STASH)
 			t_stash[t_nstash++] = ev;
@@ -247,10 +263,8 @@ static void drain(void)
 		       t_stash[i].type, t_stash[i].status, t_stash[i].src);
 		t_stash[i--] = t_stash[--t_nstash];
 	}
-	while (elan_recv(ctx, &h, &pl) == 1) {
-		on_message(&h, pl);
-		elan_recv_release(ctx);
-	}
+	hold_messages(ctx);
+	run_held();
 }
 
 /* One round of legitimate traffic with peer p, every result checked. */
