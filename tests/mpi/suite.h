@@ -47,6 +47,10 @@ void rma_fence(void);
 void rma_pscw(void);
 void rma_lock(void);
 void rma_lock_all(void);
+void rma_dyn_fence(void);
+void rma_dyn_pscw(void);
+void rma_dyn_lock(void);
+void rma_dyn_lock_all(void);
 
 void churn_malloc(void);
 void churn_mmap(void);

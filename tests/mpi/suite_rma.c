@@ -3,7 +3,10 @@
  * fetch_and_op, compare_and_swap) under each synchronisation: fence,
  * post/start/complete/wait, lock/unlock and lock_all/flush.  Fence and
  * lock use MPI_Win_allocate'd windows, PSCW and lock_all MPI_Win_create
- * on malloc'd memory, so both kinds of window memory are covered.
+ * on malloc'd memory, so both kinds of window memory are covered.  The
+ * rma/dynamic/ subtests run the same under each synchronisation on a
+ * dynamic window (MPI_Win_create_dynamic) with two malloc'd regions
+ * attached, displacements being addresses, and detach them at the end.
  *
  * Each operation is one epoch with one of two patterns: RING (each rank
  * targets the next, data moves around the ring) or TO_ZERO (every rank
@@ -31,16 +34,47 @@ struct rma {
 	uint8_t *mem;                   /* my window memory */
 	void *own;                      /* malloc'd memory of MPI_Win_create */
 	int exclusive;                  /* LOCK mode: lock type of this epoch */
+	MPI_Aint *base;                 /* dynamic: every rank's mem address */
+	uint8_t *extra;                 /* dynamic: a second attached region */
+	MPI_Aint *extra_base;           /* dynamic: every rank's extra address */
 };
+
+#define EXTRA_BYTES (12 << 10)
+#define EXTRA_AT 5
+
+/* The displacement of byte OFF of rank T's window memory. */
+static MPI_Aint disp(const struct rma *w, int t, MPI_Aint off) { return w->base ? w->base[t] + off : off; }
+
+/* Every rank's address of its P (dynamic windows address by it). */
+static MPI_Aint *all_addresses(void *p)
+{
+	MPI_Aint a, *all = mt_alloc(mt_size * sizeof(*all));
+
+	MT_MPI(MPI_Get_address(p, &a));
+	MT_MPI(MPI_Allgather(&a, 1, MPI_AINT, all, 1, MPI_AINT, MPI_COMM_WORLD));
+	return all;
+}
 
 static int target_of(enum pattern p) { return p == RING ? (mt_rank + 1) % mt_size : 0; }
 static int prev_rank(void) { return (mt_rank + mt_size - 1) % mt_size; }
 
-static void rma_create(struct rma *w, enum sync s)
+static void rma_create(struct rma *w, enum sync s, int dynamic)
 {
 	w->sync = s;
 	w->own = NULL;
-	if (s == PSCW || s == LOCK_ALL) {
+	w->base = w->extra_base = NULL;
+	w->extra = NULL;
+	if (dynamic) {
+		w->own = mt_alloc(WIN_BYTES);
+		w->mem = w->own;
+		w->extra = mt_alloc(EXTRA_BYTES);
+		MT_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &w->win));
+		MT_MPI(MPI_Win_attach(w->win, w->mem, WIN_BYTES));
+		MT_MPI(MPI_Win_attach(w->win, w->extra, EXTRA_BYTES));
+		/* (the allgathers also order the attaches before any access) */
+		w->base = all_addresses(w->mem);
+		w->extra_base = all_addresses(w->extra);
+	} else if (s == PSCW || s == LOCK_ALL) {
 		w->own = mt_alloc(WIN_BYTES);
 		w->mem = w->own;
 		MT_MPI(MPI_Win_create(w->mem, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w->win));
@@ -52,8 +86,16 @@ static void rma_create(struct rma *w, enum sync s)
 
 static void rma_destroy(struct rma *w)
 {
+	if (w->base) {
+		MPI_Barrier(MPI_COMM_WORLD);    /* nobody accesses them any more */
+		MT_MPI(MPI_Win_detach(w->win, w->extra));
+		MT_MPI(MPI_Win_detach(w->win, w->mem));
+	}
 	MT_MPI(MPI_Win_free(&w->win));
 	free(w->own);
+	free(w->extra);
+	free(w->base);
+	free(w->extra_base);
 }
 
 /* Local access to my own window memory (setting it up, checking it):
@@ -165,8 +207,8 @@ static void op_put(struct rma *w)
 	mt_fill(s, SMALL, 1000 + mt_rank);
 	mt_fill(s + SMALL, LARGE, 2000 + mt_rank);
 	epoch_open(w, RING, 0);
-	MT_MPI(MPI_Put(s, SMALL, MPI_BYTE, t, SMALL_AT, SMALL, MPI_BYTE, w->win));
-	MT_MPI(MPI_Put(s + SMALL, LARGE, MPI_BYTE, t, LARGE_AT, LARGE, MPI_BYTE, w->win));
+	MT_MPI(MPI_Put(s, SMALL, MPI_BYTE, t, disp(w, t, SMALL_AT), SMALL, MPI_BYTE, w->win));
+	MT_MPI(MPI_Put(s + SMALL, LARGE, MPI_BYTE, t, disp(w, t, LARGE_AT), LARGE, MPI_BYTE, w->win));
 	epoch_close(w, RING);
 	local_begin(w);
 	mt_check(w->mem + SMALL_AT, SMALL, 1000 + src, "MPI_Put of 1001 bytes at offset 3");
@@ -189,8 +231,8 @@ static void op_get(struct rma *w)
 	mt_fill(w->mem, WIN_BYTES, 3000 + mt_rank);
 	local_end(w);
 	epoch_open(w, RING, 0);
-	MT_MPI(MPI_Get(r, SMALL, MPI_BYTE, t, SMALL_AT, SMALL, MPI_BYTE, w->win));
-	MT_MPI(MPI_Get(r + SMALL, LARGE, MPI_BYTE, t, LARGE_AT, LARGE, MPI_BYTE, w->win));
+	MT_MPI(MPI_Get(r, SMALL, MPI_BYTE, t, disp(w, t, SMALL_AT), SMALL, MPI_BYTE, w->win));
+	MT_MPI(MPI_Get(r + SMALL, LARGE, MPI_BYTE, t, disp(w, t, LARGE_AT), LARGE, MPI_BYTE, w->win));
 	epoch_close(w, RING);
 	mt_check_from(r, SMALL, 3000 + t, SMALL_AT, "MPI_Get of 1001 bytes at offset 3");
 	mt_check_from(r + SMALL, LARGE, 3000 + t, LARGE_AT, "MPI_Get of 65537 bytes at offset 4101");
@@ -217,7 +259,7 @@ static void op_acc_sum(struct rma *w)
 
 		mt_fill_ints(mine, n, 4100 + c * 64 + mt_rank);
 		epoch_open(w, TO_ZERO, 1);
-		MT_MPI(MPI_Accumulate(mine, n, MPI_INT, 0, 0, n, MPI_INT, MPI_SUM, w->win));
+		MT_MPI(MPI_Accumulate(mine, n, MPI_INT, 0, disp(w, 0, 0), n, MPI_INT, MPI_SUM, w->win));
 		epoch_close(w, TO_ZERO);
 	}
 	if (mt_rank == 0) {
@@ -250,7 +292,7 @@ static void op_acc_replace(struct rma *w)
 	local_end(w);
 	mt_fill_ints(mine, NACC, 4200 + mt_rank);
 	epoch_open(w, RING, 1);
-	MT_MPI(MPI_Accumulate(mine, NACC, MPI_INT, target_of(RING), 0, NACC, MPI_INT, MPI_REPLACE, w->win));
+	MT_MPI(MPI_Accumulate(mine, NACC, MPI_INT, target_of(RING), disp(w, target_of(RING), 0), NACC, MPI_INT, MPI_REPLACE, w->win));
 	epoch_close(w, RING);
 	for (int i = 0; i < NACC; i++)
 		expect[i] = mt_ival(4200 + prev_rank(), i);
@@ -276,8 +318,8 @@ static void op_get_acc(struct rma *w)
 	local_end(w);
 	mt_fill_ints(mine, NACC, 4400 + mt_rank);
 	epoch_open(w, RING, 1);
-	MT_MPI(MPI_Get_accumulate(mine, NACC, MPI_INT, res, NACC, MPI_INT, t, 0, NACC, MPI_INT, MPI_SUM, w->win));
-	MT_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, res + NACC, NACC, MPI_INT, t, NACC * sizeof(int), NACC, MPI_INT,
+	MT_MPI(MPI_Get_accumulate(mine, NACC, MPI_INT, res, NACC, MPI_INT, t, disp(w, t, 0), NACC, MPI_INT, MPI_SUM, w->win));
+	MT_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, res + NACC, NACC, MPI_INT, t, disp(w, t, NACC * sizeof(int)), NACC, MPI_INT,
 				  MPI_NO_OP, w->win));
 	epoch_close(w, RING);
 	for (int i = 0; i < 2 * NACC; i++)
@@ -315,7 +357,7 @@ static void op_fetch_and_op(struct rma *w)
 	local_end(w);
 	epoch_open(w, TO_ZERO, 1);
 	for (int i = 0; i < NFOP; i++)
-		MT_MPI(MPI_Fetch_and_op(&one, &got[i], MPI_INT64_T, 0, 0, MPI_SUM, w->win));
+		MT_MPI(MPI_Fetch_and_op(&one, &got[i], MPI_INT64_T, 0, disp(w, 0, 0), MPI_SUM, w->win));
 	epoch_close(w, TO_ZERO);
 	if (mt_rank == 0)
 		all = mt_alloc(n * sizeof(int64_t));
@@ -346,8 +388,8 @@ static void op_cas(struct rma *w)
 	slot[1] = 77;
 	local_end(w);
 	epoch_open(w, TO_ZERO, 1);
-	MT_MPI(MPI_Compare_and_swap(&mine, &cmp, &got, MPI_INT64_T, 0, 0, w->win));
-	MT_MPI(MPI_Compare_and_swap(&mine, &never, &got2, MPI_INT64_T, 0, sizeof(int64_t), w->win));
+	MT_MPI(MPI_Compare_and_swap(&mine, &cmp, &got, MPI_INT64_T, 0, disp(w, 0, 0), w->win));
+	MT_MPI(MPI_Compare_and_swap(&mine, &never, &got2, MPI_INT64_T, 0, disp(w, 0, sizeof(int64_t)), w->win));
 	epoch_close(w, TO_ZERO);
 	MT_CHECK(got2 == 77, "MPI_Compare_and_swap that cannot match fetched %lld, expected 77", (long long)got2);
 	if (mt_rank == 0)
@@ -392,7 +434,7 @@ static void op_cas_loop(struct rma *w)
 	for (int i = 0; i < NINC; i++) {
 		do {
 			want = seen + 1;
-			MT_MPI(MPI_Compare_and_swap(&want, &seen, &got, MPI_INT64_T, 0, 0, w->win));
+			MT_MPI(MPI_Compare_and_swap(&want, &seen, &got, MPI_INT64_T, 0, disp(w, 0, 0), w->win));
 			MT_MPI(MPI_Win_flush(0, w->win));
 			MT_CHECK(++tries < 100000, "CAS increment loop: no progress after %d tries", tries);
 			if (got == seen)
@@ -400,7 +442,7 @@ static void op_cas_loop(struct rma *w)
 			seen = got;
 		} while (1);
 		seen = want;
-		MT_MPI(MPI_Fetch_and_op(&one, &f, MPI_INT64_T, 0, 8, MPI_SUM, w->win));
+		MT_MPI(MPI_Fetch_and_op(&one, &f, MPI_INT64_T, 0, disp(w, 0, 8), MPI_SUM, w->win));
 		MT_MPI(MPI_Win_flush(0, w->win));
 		MT_CHECK(f > last, "MPI_Fetch_and_op after flush fetched %lld after %lld: not increasing",
 			 (long long)f, (long long)last);
@@ -418,7 +460,29 @@ static void op_cas_loop(struct rma *w)
 	local_end(w);
 }
 
-static void rma_run(enum sync s)
+/* Dynamic windows: a put into the second attached region lands there. */
+static void op_put_extra(struct rma *w)
+{
+	int t = target_of(RING), src = prev_rank();
+	uint8_t *s = mt_alloc(SMALL);
+
+	local_begin(w);
+	memset(w->extra, GUARD_BYTE, EXTRA_BYTES);
+	local_end(w);
+	mt_fill(s, SMALL, 5000 + mt_rank);
+	epoch_open(w, RING, 0);
+	MT_MPI(MPI_Put(s, SMALL, MPI_BYTE, t, w->extra_base[t] + EXTRA_AT, SMALL, MPI_BYTE, w->win));
+	epoch_close(w, RING);
+	local_begin(w);
+	mt_check(w->extra + EXTRA_AT, SMALL, 5000 + src, "MPI_Put of 1001 bytes into the second attached region");
+	mt_check_const(w->extra, EXTRA_AT, GUARD_BYTE, "second region's bytes before the MPI_Put");
+	mt_check_const(w->extra + EXTRA_AT + SMALL, EXTRA_BYTES - EXTRA_AT - SMALL, GUARD_BYTE,
+		       "second region's bytes after the MPI_Put");
+	local_end(w);
+	free(s);
+}
+
+static void rma_run(enum sync s, int dynamic)
 {
 	struct rma w;
 	const char *what[] = { "put", "get", "acc-sum", "acc-replace", "get-acc", "fetch-and-op", "cas", "cas-loop" };
@@ -426,15 +490,21 @@ static void rma_run(enum sync s)
 					op_fetch_and_op, op_cas, op_cas_loop };
 	int n = s == LOCK_ALL ? 8 : 7;
 
-	rma_create(&w, s);
+	rma_create(&w, s, dynamic);
 	for (int i = 0; i < n; i++)
 		ops[i](&w);
+	if (dynamic)
+		op_put_extra(&w);
 	rma_destroy(&w);
-	suite_note("%s %s %s %s %s %s %s%s%s", what[0], what[1], what[2], what[3], what[4], what[5], what[6],
-		   n > 7 ? " " : "", n > 7 ? what[7] : "");
+	suite_note("%s %s %s %s %s %s %s%s%s%s", what[0], what[1], what[2], what[3], what[4], what[5], what[6],
+		   n > 7 ? " " : "", n > 7 ? what[7] : "", dynamic ? " put-2nd-region detach" : "");
 }
 
-void rma_fence(void) { rma_run(FENCE); }
-void rma_pscw(void) { rma_run(PSCW); }
-void rma_lock(void) { rma_run(LOCK); }
-void rma_lock_all(void) { rma_run(LOCK_ALL); }
+void rma_fence(void) { rma_run(FENCE, 0); }
+void rma_pscw(void) { rma_run(PSCW, 0); }
+void rma_lock(void) { rma_run(LOCK, 0); }
+void rma_lock_all(void) { rma_run(LOCK_ALL, 0); }
+void rma_dyn_fence(void) { rma_run(FENCE, 1); }
+void rma_dyn_pscw(void) { rma_run(PSCW, 1); }
+void rma_dyn_lock(void) { rma_run(LOCK, 1); }
+void rma_dyn_lock_all(void) { rma_run(LOCK_ALL, 1); }
