@@ -62,6 +62,21 @@ struct elan_quarantine {
 	struct folio *folio[ELAN_ENGINE_RUNS * ELAN_ENGINE_RUN_PAGES];
 };
 
+/*
+ * A slot's NIC MMU table (elan_hw.h): sets * ELAN_MMU_WAYS entries in
+ * kernel pages of guest RAM that the slot's directory names.  Allocated
+ * at the slot's first attach and kept for the device's life: the NIC may
+ * read a table until it has seen its context FREE, and the slot's next
+ * owner reuses it.  Under the owning context's lock.
+ */
+struct elan_mmu_table {
+	unsigned int sets;		/* 0: not allocated */
+	struct elan_hw_tlbe **page;	/* sets / ELAN_MMU_PAGE_SETS pages */
+	u8 *victim;			/* next way to evict, per set */
+	unsigned int nr_entries;	/* valid entries */
+	unsigned long lo, hi;		/* every entry's page is in [lo, hi) */
+};
+
 struct elan_dev {
 	struct kref ref;
 	struct pci_dev *pdev;
@@ -85,6 +100,8 @@ struct elan_dev {
 
 	spinlock_t slot_lock;		/* slot[] */
 	struct elan_ctx *slot[ELAN_MAX_CTX];
+	struct elan_mmu_table mmu[ELAN_MAX_CTX];	/* per slot */
+	bool mmu_free;			/* the NIC let go of them: free at the end */
 
 	spinlock_t quar_lock;		/* quar[] */
 	struct elan_quarantine quar[ELAN_MAX_ENGINES];
@@ -129,12 +146,12 @@ struct elan_ctx {
 	struct elan_hw_ctx *hw;
 	struct elan_user_ctl *uctl;	/* start of the CMD area */
 	struct elan_user_status *status;/* start of the EVT area */
-	struct elan_hw_tlbe *mmu;
+	u64 *mmu_dir;			/* the slot's MMU directory */
+	struct elan_mmu_table *mmu;	/* the slot's table */
 	phys_addr_t cmd_phys, evt_phys;
 
 	spinlock_t lock;		/* the MMU table; after a PTE lock */
 	bool live;			/* translations may be installed */
-	unsigned int nr_entries;	/* valid MMU entries */
 	bool sd_pending;		/* evicted: shoot down before next removal */
 	/*
 	 * Eviction: each set evicts its ways in turn (FIFO), but never the
@@ -142,14 +159,16 @@ struct elan_ctx {
 	 * translations one DMA chunk needs in this table, faulted in one
 	 * after the other, are both there when the NIC retries.
 	 */
-	u8 victim[ELAN_MMU_SETS];	/* next way to evict, per set */
 	unsigned long recent[ELAN_MMU_RECENT];	/* pages of the last faults */
 	unsigned int recent_pos;
 };
 
 /* elan_mmu.c */
 extern const struct ioproc_ops elan_ioproc_ops;
+int elan_mmu_table_alloc(struct elan_dev *dev, unsigned int i);
+void elan_mmu_table_free(struct elan_dev *dev, unsigned int i);
 void elan_mmu_clear(struct elan_ctx *c);
+unsigned long elan_mmu_valid(struct elan_mmu_table *t);
 void elan_ctx_quiesce(struct elan_ctx *c, bool mm_gone);
 bool elan_shootdown(struct elan_dev *dev, unsigned int ctx);
 void elan_fault_work(struct work_struct *work);
@@ -157,7 +176,7 @@ void elan_nic_dead(struct elan_dev *dev, int why);
 void elan_fail_slot(struct elan_dev *dev, unsigned int i);
 void elan_ring(struct elan_dev *dev, unsigned int vector);
 void elan_ctx_put(struct elan_ctx *c);
-void elan_nic_reset(struct elan_dev *dev);
+bool elan_nic_reset(struct elan_dev *dev);
 unsigned int elan_quarantine_release(struct elan_dev *dev);
 #define ELAN_SHOOTDOWN_ALL	ELAN_HW_ENGINE_CTX_ANY
 extern unsigned int elan_shootdown_timeout_ms;
@@ -179,10 +198,17 @@ static inline struct elan_user_status *elan_status(struct elan_dev *dev,
 	return elan_hw_ctx_map(elan_ctx_base(dev, i)).status;
 }
 
-static inline struct elan_hw_tlbe *elan_mmu(struct elan_dev *dev,
-					    unsigned int i)
+static inline u64 *elan_mmu_dir(struct elan_dev *dev, unsigned int i)
 {
-	return elan_hw_ctx_map(elan_ctx_base(dev, i)).mmu;
+	return elan_hw_ctx_map(elan_ctx_base(dev, i)).mmu_dir;
+}
+
+/* The ELAN_MMU_WAYS entries of set @s of table @t. */
+static inline struct elan_hw_tlbe *elan_mmu_ways(struct elan_mmu_table *t,
+						 unsigned int s)
+{
+	return t->page[s / ELAN_MMU_PAGE_SETS] +
+	       (s % ELAN_MMU_PAGE_SETS) * ELAN_MMU_WAYS;
 }
 
 #endif /* ELAN_DRV_H */

@@ -42,6 +42,19 @@ static struct dentry *elan_debugfs_root;
 static void elan_dev_free(struct kref *ref)
 {
 	struct elan_dev *dev = container_of(ref, struct elan_dev, ref);
+	unsigned long kept = 0;
+	unsigned int i;
+
+	for (i = 0; i < ELAN_MAX_CTX; i++) {
+		if (dev->mmu_free)
+			elan_mmu_table_free(dev, i);
+		else
+			kept += dev->mmu[i].sets / ELAN_MMU_PAGE_SETS;
+	}
+	/* The NIC may still read them: never give those pages back. */
+	if (kept)
+		pr_warn("elan: %lu pages of NIC MMU tables stay allocated for good\n",
+			kept);
 
 	if (dev->region)
 		memunmap(dev->region);
@@ -80,7 +93,8 @@ static void elan_slot_bind(struct elan_ctx *c, unsigned int i)
 	c->hw = m.ctl;
 	c->uctl = m.uctl;
 	c->status = m.status;
-	c->mmu = m.mmu;
+	c->mmu_dir = m.mmu_dir;
+	c->mmu = &dev->mmu[i];
 	c->cmd_phys = base + ELAN_CTX_OFF_CMD;
 	c->evt_phys = base + ELAN_CTX_OFF_EVT;
 }
@@ -123,6 +137,7 @@ static void elan_slot_reset(struct elan_ctx *c, u64 capability)
 {
 	struct elan_dev *dev = c->dev;
 	struct elan_hw_ctx *hw = c->hw;
+	unsigned int p;
 
 	WRITE_ONCE(hw->state, ELAN_CTX_FREE);
 	WRITE_ONCE(hw->armed, 0);
@@ -133,6 +148,9 @@ static void elan_slot_reset(struct elan_ctx *c, u64 capability)
 	WRITE_ONCE(hw->capability, capability);
 	WRITE_ONCE(hw->generation, READ_ONCE(hw->generation) + 1);
 	elan_mmu_clear(c);
+	for (p = 0; p < c->mmu->sets / ELAN_MMU_PAGE_SETS; p++)
+		WRITE_ONCE(c->mmu_dir[p], PHYS_PFN(__pa(c->mmu->page[p])));
+	WRITE_ONCE(hw->mmu_sets, c->mmu->sets);
 	/* Everything above is visible before the NIC sees the state. */
 	smp_wmb();
 }
@@ -221,6 +239,11 @@ static long elan_attach(struct elan_ctx *c, struct elan_attach __user *uarg)
 		goto out;
 
 	elan_slot_bind(c, idx);
+	ret = elan_mmu_table_alloc(dev, idx);
+	if (ret) {
+		elan_slot_release(dev, c);
+		goto out;
+	}
 	elan_slot_reset(c, a.capability);
 	c->mm = current->mm;
 	mmgrab(c->mm);
@@ -543,14 +566,10 @@ static unsigned int elan_contexts_attached(struct elan_dev *dev)
 static unsigned long elan_translations_valid(struct elan_dev *dev)
 {
 	unsigned long n = 0;
-	unsigned int i, j;
+	unsigned int i;
 
-	for (i = 0; i < dev->max_ctx; i++) {
-		struct elan_hw_tlbe *mmu = elan_mmu(dev, i);
-
-		for (j = 0; j < ELAN_MMU_SETS * ELAN_MMU_WAYS; j++)
-			n += !!(READ_ONCE(mmu[j].tag) & ELAN_MMU_VALID);
-	}
+	for (i = 0; i < dev->max_ctx; i++)
+		n += elan_mmu_valid(&dev->mmu[i]);
 	return n;
 }
 
@@ -589,7 +608,7 @@ static int elan_check_header(struct elan_dev *dev)
 	if (!dev->max_ctx || dev->max_ctx > ELAN_MAX_CTX ||
 	    dev->ctx_off < sizeof(*h) || !PAGE_ALIGNED(dev->ctx_off) ||
 	    !PAGE_ALIGNED(dev->ctx_stride) ||
-	    dev->ctx_stride < ELAN_CTX_OFF_MMU + ELAN_CTX_MMU_SIZE ||
+	    dev->ctx_stride < ELAN_CTX_OFF_MMU + ELAN_CTX_MMU_DIR_SIZE ||
 	    need > dev->region_len || dev->nodes > ELAN_MAX_NODES) {
 		dev_err(&dev->pdev->dev,
 			"bad NIC region: size %zu, %u contexts at %#x stride %#x, %u nodes\n",
@@ -600,20 +619,21 @@ static int elan_check_header(struct elan_dev *dev)
 	return 0;
 }
 
-/* Forget whatever a previous driver instance left: FREE, empty MMUs. */
+/*
+ * Forget whatever a previous driver instance left: FREE, no MMU (its
+ * tables are gone; ours are given at attach).
+ */
 static void elan_reset_slots(struct elan_dev *dev)
 {
-	unsigned int i, j;
+	unsigned int i;
 
 	for (i = 0; i < dev->max_ctx; i++) {
-		struct elan_hw_tlbe *mmu = elan_mmu(dev, i);
-
 		WRITE_ONCE(elan_hw_ctx(dev, i)->state, ELAN_CTX_FREE);
 		WRITE_ONCE(elan_hw_ctx(dev, i)->armed, 0);
-		for (j = 0; j < ELAN_MMU_SETS * ELAN_MMU_WAYS; j++)
-			WRITE_ONCE(mmu[j].tag, 0);
+		WRITE_ONCE(elan_hw_ctx(dev, i)->mmu_sets, 0);
+		memset(elan_mmu_dir(dev, i), 0, ELAN_CTX_MMU_DIR_SIZE);
 	}
-	/* emptied tables before the shootdown reads the engines */
+	/* no tables before the shootdown reads the engines */
 	smp_mb();
 	elan_shootdown(dev, ELAN_SHOOTDOWN_ALL);
 }
@@ -820,8 +840,11 @@ static void elan_remove(struct pci_dev *pdev)
 	elan_free_irqs(dev, ARRAY_SIZE(elan_irqs));
 	pci_clear_master(pdev);
 	destroy_workqueue(dev->fault_wq);
-	/* A fresh region for the next driver, whatever this one leaves. */
-	elan_nic_reset(dev);
+	/*
+	 * A fresh region for the next driver, whatever this one leaves.
+	 * Once the NIC has reset it, it reads none of our tables any more.
+	 */
+	dev->mmu_free = elan_nic_reset(dev);
 	pci_release_regions(pdev);
 	pci_disable_device(pdev);
 	pci_set_drvdata(pdev, NULL);

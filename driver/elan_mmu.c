@@ -3,8 +3,8 @@
  * Elan NIC MMU upkeep: the IOPROC hooks, the shootdown handshake with the
  * NIC and the translation fault service.
  *
- * Each context's NIC MMU is a set-associative table in the NIC region that
- * only this driver writes.  Translations enter it from the fault service
+ * Each context's NIC MMU is a set-associative table in guest RAM, named
+ * by the slot's directory in the NIC region, that only this driver writes.  Translations enter it from the fault service
  * (ioproc_load(), whose callback runs under the PTE lock) and, for pages
  * that already have an entry, from the update hooks; they leave it from
  * the invalidate and change_protection hooks, which run under the same
@@ -42,7 +42,11 @@ module_param_named(preload, elan_preload, uint, 0644);
 MODULE_PARM_DESC(preload,
 		 "Update hooks refresh the translations of pages the NIC used (0: drop them instead; for measurements)");
 
-#define ELAN_MMU_ENTRIES	(ELAN_MMU_SETS * ELAN_MMU_WAYS)
+static unsigned int elan_mmu_reach_mb;
+module_param_named(mmu_reach_mb, elan_mmu_reach_mb, uint, 0444);
+MODULE_PARM_DESC(mmu_reach_mb,
+		 "Memory each context's NIC MMU translates without evicting (MiB; 0: all of RAM). Costs 1/256 of it per context used");
+
 #define ELAN_TAG_VA(tag)	((tag) & ~(u64)(ELAN_PAGE - 1))
 #define ELAN_FAULT_TRIES	32
 #define ELAN_FAULT_BATCH	16
@@ -66,7 +70,7 @@ void elan_ring(struct elan_dev *dev, unsigned int vector)
  * problem.  Called once the interrupts and the fault work are gone, so
  * that nothing of ours writes into the new region.  May sleep.
  */
-void elan_nic_reset(struct elan_dev *dev)
+bool elan_nic_reset(struct elan_dev *dev)
 {
 	u32 epoch = READ_ONCE(dev->hdr->nic_epoch);
 	unsigned int i;
@@ -77,10 +81,11 @@ void elan_nic_reset(struct elan_dev *dev)
 		/* the NIC writes the magic last (release): header complete */
 		if (smp_load_acquire(&dev->hdr->magic) == ELAN_HW_MAGIC &&
 		    READ_ONCE(dev->hdr->nic_epoch) != epoch)
-			return;
+			return true;
 		usleep_range(1000, 2000);
 	}
 	dev_warn(&dev->pdev->dev, "the NIC did not reset its region\n");
+	return false;
 }
 
 /*
@@ -329,7 +334,79 @@ static inline u64 elan_tag(unsigned long va, bool writable)
 static inline struct elan_hw_tlbe *elan_set(struct elan_ctx *c,
 					    unsigned long va)
 {
-	return c->mmu + elan_mmu_set(va) * ELAN_MMU_WAYS;
+	return elan_mmu_ways(c->mmu, elan_mmu_set(va, c->mmu->sets));
+}
+
+/* Sets for a table that reaches mmu_reach_mb, or all of RAM. */
+static unsigned int elan_mmu_sets(void)
+{
+	unsigned long pages = elan_mmu_reach_mb ?
+		(unsigned long)elan_mmu_reach_mb << (20 - PAGE_SHIFT) :
+		totalram_pages();
+
+	pages = DIV_ROUND_UP(pages, ELAN_MMU_WAYS);
+	return clamp_t(unsigned long, roundup_pow_of_two(max(pages, 1UL)),
+		       ELAN_MMU_MIN_SETS, ELAN_MMU_MAX_SETS);
+}
+
+/*
+ * Give slot @i its table if it has none yet (its first attach).  Zeroed
+ * pages: an empty table.  Attach only (sleeps), slot claimed.
+ */
+int elan_mmu_table_alloc(struct elan_dev *dev, unsigned int i)
+{
+	struct elan_mmu_table *t = &dev->mmu[i];
+	unsigned int sets = elan_mmu_sets(), n = sets / ELAN_MMU_PAGE_SETS, p;
+
+	if (t->sets)
+		return 0;
+	t->page = kvcalloc(n, sizeof(*t->page), GFP_KERNEL);
+	t->victim = kvzalloc(sets, GFP_KERNEL);
+	if (!t->page || !t->victim)
+		goto fail;
+	for (p = 0; p < n; p++) {
+		t->page[p] = (void *)get_zeroed_page(GFP_KERNEL);
+		if (!t->page[p])
+			goto fail;
+	}
+	t->nr_entries = 0;
+	t->lo = ULONG_MAX;
+	t->hi = 0;
+	t->sets = sets;
+	return 0;
+fail:
+	t->sets = sets;
+	elan_mmu_table_free(dev, i);
+	return -ENOMEM;
+}
+
+/* Free slot @i's table: only once the NIC can no longer read it. */
+void elan_mmu_table_free(struct elan_dev *dev, unsigned int i)
+{
+	struct elan_mmu_table *t = &dev->mmu[i];
+	unsigned int p;
+
+	if (t->page)
+		for (p = 0; p < t->sets / ELAN_MMU_PAGE_SETS; p++)
+			free_page((unsigned long)t->page[p]);
+	kvfree(t->page);
+	kvfree(t->victim);
+	t->page = NULL;
+	t->victim = NULL;
+	t->sets = 0;
+}
+
+/* Valid entries of @t (debugfs): a lockless count. */
+unsigned long elan_mmu_valid(struct elan_mmu_table *t)
+{
+	unsigned long n = 0;
+	unsigned int s, w;
+
+	for (s = 0; s < t->sets; s++)
+		for (w = 0; w < ELAN_MMU_WAYS; w++)
+			n += !!(READ_ONCE(elan_mmu_ways(t, s)[w].tag) &
+				ELAN_MMU_VALID);
+	return n;
 }
 
 static inline bool elan_tag_is(u64 tag, unsigned long va)
@@ -352,30 +429,35 @@ static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
 		return true;
 	}
 	WRITE_ONCE(e->tag, 0);
-	c->nr_entries--;
+	c->mmu->nr_entries--;
 	return true;
 }
 
 /*
- * Call @fn on every valid entry for a page in [start, end): small ranges
- * are looked up page by page, larger ones by a scan of the whole table.
- * Returns true if any call changed something.  The caller holds c->lock.
- * Always inlined, so that @fn is a direct call.
+ * Call @fn on every valid entry for a page in [start, end): the range is
+ * cut to where entries lie, then looked up page by page if no longer than
+ * the table has sets, else the whole table is scanned.  Returns true if
+ * any call changed something.  The caller holds c->lock.  Always inlined,
+ * so that @fn is a direct call.
  */
 static __always_inline bool
 elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
 		bool (*fn)(struct elan_ctx *c, struct elan_hw_tlbe *e,
 			   unsigned long va, void *arg), void *arg)
 {
+	struct elan_mmu_table *t = c->mmu;
 	struct elan_hw_tlbe *e;
 	unsigned long va;
 	bool changed = false;
-	unsigned int i;
+	unsigned int i, s;
 
-	if (!c->nr_entries)
+	if (!t->nr_entries)
 		return false;
-	start &= PAGE_MASK;
-	if (end > start && (end - start) / PAGE_SIZE <= ELAN_MMU_SETS) {
+	start = max(start & PAGE_MASK, t->lo);
+	end = min(end, t->hi);
+	if (end <= start)
+		return false;
+	if ((end - start) / PAGE_SIZE <= t->sets) {
 		for (va = start; va < end; va += PAGE_SIZE) {
 			e = elan_set(c, va);
 			for (i = 0; i < ELAN_MMU_WAYS; i++)
@@ -384,12 +466,15 @@ elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
 		}
 		return changed;
 	}
-	for (i = 0; i < ELAN_MMU_ENTRIES && c->nr_entries; i++) {
-		u64 tag = READ_ONCE(c->mmu[i].tag);
+	for (s = 0; s < t->sets && t->nr_entries; s++) {
+		e = elan_mmu_ways(t, s);
+		for (i = 0; i < ELAN_MMU_WAYS; i++) {
+			u64 tag = READ_ONCE(e[i].tag);
 
-		va = ELAN_TAG_VA(tag);
-		if ((tag & ELAN_MMU_VALID) && va >= start && va < end)
-			changed |= fn(c, &c->mmu[i], va, arg);
+			va = ELAN_TAG_VA(tag);
+			if ((tag & ELAN_MMU_VALID) && va >= start && va < end)
+				changed |= fn(c, &e[i], va, arg);
+		}
 	}
 	return changed;
 }
@@ -410,12 +495,18 @@ static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
 /* Empty the table (at attach, detach, release).  c->lock held. */
 static bool elan_mmu_clear_locked(struct elan_ctx *c)
 {
-	bool had = c->nr_entries != 0;
-	unsigned int i;
+	struct elan_mmu_table *t = c->mmu;
+	bool had = t->nr_entries != 0;
+	unsigned int s, w;
 
-	for (i = 0; i < ELAN_MMU_ENTRIES; i++)
-		WRITE_ONCE(c->mmu[i].tag, 0);
-	c->nr_entries = 0;
+	/* (an empty table has nothing to clear: its entries are all 0) */
+	if (had)
+		for (s = 0; s < t->sets; s++)
+			for (w = 0; w < ELAN_MMU_WAYS; w++)
+				WRITE_ONCE(elan_mmu_ways(t, s)[w].tag, 0);
+	t->nr_entries = 0;
+	t->lo = ULONG_MAX;
+	t->hi = 0;
 	return had;
 }
 
@@ -460,7 +551,7 @@ static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 					    struct elan_hw_tlbe *e,
 					    unsigned int set)
 {
-	unsigned int i, w = c->victim[set];
+	unsigned int i, w = c->mmu->victim[set];
 
 	for (i = 0; i < ELAN_MMU_WAYS; i++, w++) {
 		w %= ELAN_MMU_WAYS;
@@ -468,7 +559,7 @@ static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 			break;
 	}
 	w %= ELAN_MMU_WAYS;
-	c->victim[set] = (w + 1) % ELAN_MMU_WAYS;
+	c->mmu->victim[set] = (w + 1) % ELAN_MMU_WAYS;
 	return &e[w];
 }
 
@@ -486,8 +577,9 @@ static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 static bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 			     unsigned long pfn, bool writable)
 {
-	unsigned int set = elan_mmu_set(va);
-	struct elan_hw_tlbe *e = c->mmu + set * ELAN_MMU_WAYS, *slot = NULL;
+	struct elan_mmu_table *t = c->mmu;
+	unsigned int set = elan_mmu_set(va, t->sets);
+	struct elan_hw_tlbe *e = elan_mmu_ways(t, set), *slot = NULL;
 	u64 tag = elan_tag(va, writable);
 	unsigned int i;
 
@@ -510,8 +602,10 @@ static bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 		if (!slot && !(old & ELAN_MMU_VALID))
 			slot = &e[i];
 	}
+	t->lo = min(t->lo, va & PAGE_MASK);
+	t->hi = max(t->hi, (va & PAGE_MASK) + PAGE_SIZE);
 	if (slot) {
-		c->nr_entries++;
+		t->nr_entries++;
 	} else {
 		slot = elan_mmu_victim(c, e, set);
 		c->sd_pending = true;
@@ -530,7 +624,7 @@ static void elan_zap(struct elan_ctx *c, unsigned long start,
 	bool changed;
 
 	spin_lock(&c->lock);
-	if (!c->nr_entries && !c->sd_pending) {
+	if (!c->mmu->nr_entries && !c->sd_pending) {
 		spin_unlock(&c->lock);
 		return;
 	}

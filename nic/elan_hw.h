@@ -5,8 +5,9 @@
  *
  * Each guest's ivshmem-doorbell device exposes its own NIC region as BAR2;
  * no other guest can see it.  The region holds a header (kernel only), and
- * for each context: a kernel-only control block and NIC MMU, and the pages
- * user space maps (see uapi/elan.h).  elan-nicd validates every field it
+ * for each context: a kernel-only control block and NIC MMU directory, and
+ * the pages user space maps (see uapi/elan.h).  The NIC MMU tables
+ * themselves are in guest RAM, kernel pages the directory names.  elan-nicd validates every field it
  * reads from a region: nothing a guest writes can make it touch memory
  * outside that guest's RAM and region or another job's contexts.
  *
@@ -19,7 +20,7 @@
 #include "../driver/uapi/elan.h"
 
 #define ELAN_HW_MAGIC		0x31434e4e414c45ULL	/* "ELANNC1" */
-#define ELAN_HW_VERSION		2
+#define ELAN_HW_VERSION		3	/* 3: the NIC MMU in guest RAM */
 #define ELAN_REGION_SIZE	(16u << 20)	/* power of two for the BAR */
 
 /* NIC -> driver interrupt vectors. */
@@ -126,12 +127,25 @@ enum elan_nic_state {
 	ELAN_NIC_UP	= 1,
 };
 
-/* NIC MMU: a set-associative translation cache per context. */
-#define ELAN_MMU_SETS		1024
+/*
+ * NIC MMU: a set-associative translation table per context, in guest RAM.
+ * ctl.mmu_sets sets (a power of two, ELAN_MMU_MIN_SETS..ELAN_MMU_MAX_SETS)
+ * of ELAN_MMU_WAYS entries; ELAN_MMU_PAGE_SETS sets fill one page, and the
+ * context's MMU directory (in the region) holds the guest frame of each
+ * page in order.  The driver sizes the table to the memory a job may use
+ * and writes the directory and mmu_sets before it makes the context
+ * ACTIVE; the NIC takes both up with the generation (later writes are not
+ * seen) and fails a context whose size is out of range or whose directory
+ * names a frame outside guest RAM.
+ */
 #define ELAN_MMU_WAYS		4
 #define ELAN_MMU_VALID		0x1ULL
 #define ELAN_MMU_WRITE		0x2ULL
 #define ELAN_MMU_VPN_SHIFT	12
+#define ELAN_MMU_PAGE_SETS	(ELAN_PAGE / (ELAN_MMU_WAYS * 16))	/* 64 */
+#define ELAN_MMU_DIR_ENTRIES	8192
+#define ELAN_MMU_MIN_SETS	ELAN_MMU_PAGE_SETS
+#define ELAN_MMU_MAX_SETS	(ELAN_MMU_DIR_ENTRIES * ELAN_MMU_PAGE_SETS)
 
 /*
  * tag = vaddr page | ELAN_MMU_* flags; 0 is an empty entry.  The driver
@@ -148,12 +162,13 @@ struct elan_hw_tlbe {
 	__u64 pfn;		/* guest page frame number */
 };
 
-static inline unsigned int elan_mmu_set(__u64 vaddr)
+/* The set of @vaddr in a table of @sets sets (a power of two). */
+static inline unsigned int elan_mmu_set(__u64 vaddr, __u32 sets)
 {
 	__u64 vpn = vaddr >> ELAN_MMU_VPN_SHIFT;
 
-	return (unsigned int)((vpn ^ (vpn >> 10) ^ (vpn >> 20)) &
-			      (ELAN_MMU_SETS - 1));
+	/* consecutive pages in consecutive sets */
+	return (unsigned int)((vpn ^ (vpn >> 20) ^ (vpn >> 40)) & (sets - 1));
 }
 
 /* Kernel-only control block of a context. */
@@ -165,15 +180,16 @@ struct elan_hw_ctx {
 	__u32 nic_state;	/* NIC: ELAN_CTX_* as the NIC sees it */
 	__u32 nic_error;	/* NIC: enum elan_status of a failure */
 	__u32 nic_generation;	/* NIC: the generation it has taken up */
-	__u32 pad[1016];
+	__u32 mmu_sets;		/* driver: sets of the NIC MMU table */
+	__u32 pad[1015];
 };
 
 /* Layout of one context inside the region (offsets from its start). */
 #define ELAN_CTX_OFF_CTL	0
 #define ELAN_CTX_OFF_CMD	ELAN_PAGE				/* CMD area */
 #define ELAN_CTX_OFF_EVT	(ELAN_CTX_OFF_CMD + ELAN_CMD_AREA_SIZE)	/* EVT area */
-#define ELAN_CTX_OFF_MMU	(ELAN_CTX_OFF_EVT + ELAN_EVT_AREA_SIZE)
-#define ELAN_CTX_MMU_SIZE	(ELAN_MMU_SETS * ELAN_MMU_WAYS * sizeof(struct elan_hw_tlbe))
+#define ELAN_CTX_OFF_MMU	(ELAN_CTX_OFF_EVT + ELAN_EVT_AREA_SIZE)	/* MMU directory */
+#define ELAN_CTX_MMU_DIR_SIZE	(ELAN_MMU_DIR_ENTRIES * sizeof(__u64))
 #define ELAN_CTX_STRIDE		(256u << 10)
 #define ELAN_REGION_OFF_CTX	(64u << 10)
 
@@ -185,7 +201,7 @@ struct elan_hw_ctx_map {
 	struct elan_user_status *status;	/* EVT area: NIC status ... */
 	struct elan_event *evq;			/* ... event ring ... */
 	__u8 *recvq;				/* ... and receive ring */
-	struct elan_hw_tlbe *mmu;		/* kernel only */
+	__u64 *mmu_dir;				/* kernel only */
 };
 
 /*
@@ -205,7 +221,7 @@ static inline struct elan_hw_ctx_map elan_hw_ctx_map(void *base)
 	m.evq = (struct elan_event *)(void *)(b + ELAN_CTX_OFF_EVT +
 					      ELAN_EVT_OFF_EVQ);
 	m.recvq = b + ELAN_CTX_OFF_EVT + ELAN_EVT_OFF_RECVQ;
-	m.mmu = (struct elan_hw_tlbe *)(void *)(b + ELAN_CTX_OFF_MMU);
+	m.mmu_dir = (__u64 *)(void *)(b + ELAN_CTX_OFF_MMU);
 	return m;
 }
 

@@ -115,7 +115,11 @@ struct nicd_ctx {
 	struct elan_user_status *ust;
 	struct elan_event *evq;
 	uint8_t *recvq;
-	struct elan_hw_tlbe *mmu;
+	__u64 *mmu_dir;
+	/* the NIC MMU as taken up with the generation (nicd_mmu_take) */
+	struct elan_hw_tlbe **mmu_page;	/* host address of each table page */
+	uint32_t mmu_sets;
+	uint32_t mmu_page_cap;		/* entries allocated in mmu_page */
 	/* statistics */
 	uint64_t ncmds, nbytes;
 };
@@ -369,6 +373,10 @@ int nicd_xlate(struct nicd *n, struct nicd_node *nd, uint32_t ctx,
  * run ends at the first page that is not translated so. */
 uint32_t nicd_xlate_run(struct nicd_node *nd, uint32_t ctx, uint64_t va,
 			const uint8_t *p, uint32_t max, int write);
+/* Take up the NIC MMU the driver described for c's new generation (its
+ * size and directory, each page checked to be guest RAM).  0, or -1 after
+ * logging why: the context cannot be served. */
+int nicd_mmu_take(struct nicd *n, struct nicd_ctx *c);
 /* Poll a wait: NICD_PENDING, 0 (retry the access) or an error status. */
 int nicd_wait_poll(struct nicd *n, struct nicd_wait *w);
 /* Forget fault bookkeeping (node down). */

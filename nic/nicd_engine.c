@@ -173,6 +173,8 @@ static int ctx_sync(struct nicd *n, struct nicd_ctx *c)
 			}
 		}
 		ctx_adopt(n, c, gen);
+		if (nicd_mmu_take(n, c) < 0)
+			ctx_fail(n, c, ELAN_E_QUEUE, "no usable NIC MMU");
 		return 1;
 	}
 	if (c->state != ELAN_CTX_FREE) {

@@ -340,7 +340,7 @@ int nicd_node_up(struct nicd *n, uint32_t node, void *region)
 		c->ust = m.status;
 		c->evq = m.evq;
 		c->recvq = m.recvq;
-		c->mmu = m.mmu;
+		c->mmu_dir = m.mmu_dir;
 	}
 	h->version = ELAN_HW_VERSION;
 	h->region_size = ELAN_REGION_SIZE;
@@ -374,8 +374,12 @@ void nicd_node_down(struct nicd *n, uint32_t node)
 
 	if (node >= n->nodes || !nd->up)
 		return;
-	for (i = 0; i < ELAN_MAX_CTX; i++)
+	for (i = 0; i < ELAN_MAX_CTX; i++) {
 		nicd_ctx_drop(n, &nd->ctx[i], ELAN_CTX_FREE, 0);
+		free(nd->ctx[i].mmu_page);
+		nd->ctx[i].mmu_page = NULL;
+		nd->ctx[i].mmu_sets = nd->ctx[i].mmu_page_cap = 0;
+	}
 	__atomic_store_n(&nd->hdr->nic_state, ELAN_NIC_DOWN, __ATOMIC_RELEASE);
 	nd->up = 0;
 	nd->epoch++;

@@ -4,6 +4,7 @@
  * validation of the pfn found there, and translation fault requests.
  */
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <inttypes.h>
 #include "nicd.h"
 
@@ -62,6 +63,49 @@ static uint8_t *pfn_to_host(const struct nicd_node *nd, uint64_t pfn)
 	if (off >= nd->ram_size || nd->ram_size - off < NICD_PAGE)
 		return NULL;
 	return nd->ram + off;
+}
+
+int nicd_mmu_take(struct nicd *n, struct nicd_ctx *c)
+{
+	struct nicd_node *nd = c->nd;
+	uint32_t sets = LOAD(&c->ctl->mmu_sets), pages, i;
+	struct elan_hw_tlbe **pg;
+	uint64_t pfn;
+
+	c->mmu_sets = 0;	/* no table until it is whole */
+	if (sets < ELAN_MMU_MIN_SETS || sets > ELAN_MMU_MAX_SETS ||
+	    (sets & (sets - 1))) {
+		nicd_node_logf(n, nd, NICD_LOG_WARN,
+			       "node %u ctx %u: NIC MMU of %u sets (a power of two from %u to %u expected)",
+			       nd->id, c->idx, sets, ELAN_MMU_MIN_SETS,
+			       ELAN_MMU_MAX_SETS);
+		return -1;
+	}
+	pages = sets / ELAN_MMU_PAGE_SETS;
+	if (pages > c->mmu_page_cap) {
+		pg = realloc(c->mmu_page, pages * sizeof(*pg));
+		if (!pg) {
+			nicd_node_logf(n, nd, NICD_LOG_ERR,
+				       "node %u ctx %u: no memory for a NIC MMU of %u pages",
+				       nd->id, c->idx, pages);
+			return -1;
+		}
+		c->mmu_page = pg;
+		c->mmu_page_cap = pages;
+	}
+	for (i = 0; i < pages; i++) {
+		pfn = LOAD(&c->mmu_dir[i]);
+		c->mmu_page[i] = (struct elan_hw_tlbe *)(void *)pfn_to_host(nd, pfn);
+		if (!c->mmu_page[i]) {
+			nicd_node_logf(n, nd, NICD_LOG_WARN,
+				       "node %u ctx %u: NIC MMU page %u at pfn 0x%" PRIx64
+				       " is outside guest RAM",
+				       nd->id, c->idx, i, pfn);
+			return -1;
+		}
+	}
+	c->mmu_sets = sets;
+	return 0;
 }
 
 /*
@@ -250,13 +294,19 @@ int nicd_wait_poll(struct nicd *n, struct nicd_wait *w)
 static uint8_t *mmu_lookup(struct nicd_node *nd, uint32_t ctx, uint64_t va,
 			   int write, uint64_t *pfnp)
 {
+	const struct nicd_ctx *c = &nd->ctx[ctx];
 	uint64_t vpage = va & ~(uint64_t)(NICD_PAGE - 1);
 	struct elan_hw_tlbe *set;
 	uint64_t tag, tag2, pfn;
+	uint32_t s;
 	uint8_t *page;
 	int way;
 
-	set = nd->ctx[ctx].mmu + (size_t)elan_mmu_set(va) * ELAN_MMU_WAYS;
+	if (!c->mmu_sets)
+		return NULL;
+	s = elan_mmu_set(va, c->mmu_sets);
+	set = c->mmu_page[s / ELAN_MMU_PAGE_SETS] +
+	      (size_t)(s % ELAN_MMU_PAGE_SETS) * ELAN_MMU_WAYS;
 	for (way = 0; way < ELAN_MMU_WAYS; way++) {
 		tag = LOAD_ACQ(&set[way].tag);
 		if (!(tag & ELAN_MMU_VALID) ||

@@ -6,9 +6,10 @@
  *   hostile_kernel DIR SECONDS SEED TARGET...
  *
  * It maps BAR2 (the NIC region: header, fault queue, every context's
- * control block, queues, rings and NIC MMU) and BAR0 (the doorbells) of
- * the Elan device through sysfs, with elan.ko loaded, and writes there
- * what only the kernel may write.
+ * control block, queues, rings and NIC MMU directory) and BAR0 (the
+ * doorbells) of the Elan device through sysfs, with elan.ko loaded, and
+ * writes there what only the kernel may write.  Its NIC MMU tables, which
+ * a kernel keeps in guest RAM, are pages of a locked buffer of its own.
  *
  * Part 1, forged contexts, every answer checked: it takes free context
  * slots itself (state ACTIVE, its own generation and capability) and
@@ -26,7 +27,8 @@
  * context with ELAN_E_QUEUE.
  *
  * Part 2, chaos for SECONDS: rounds of random bytes over random spans of
- * the whole region (header, fault queue, control blocks, MMUs), every
+ * the whole region (header, fault queue, control blocks, MMU directories
+ * and sizes), random entries in its tables, every
  * slot made ACTIVE with random generations and keys and queues full of
  * random commands whose addresses hit random MMU entries (writable ones
  * only to its buffer or outside RAM, so this guest itself survives),
@@ -53,6 +55,10 @@ static uint8_t *region;
 static uint32_t *bar0;
 static uint8_t *kbuf;
 static uint64_t bpfn[BPAGES];
+/* the NIC MMU table of slot i: one page (the smallest table) of tbuf */
+#define FSETS		ELAN_MMU_MIN_SETS
+static uint8_t *tbuf;
+static uint64_t tpfn[ELAN_MAX_CTX];
 static uint64_t ram_pages;
 static uint64_t bad_pfn[8];
 static int nbad;
@@ -146,9 +152,23 @@ struct fctx {
 	uint64_t cap;
 };
 
+/* The ways of va's set in slot i's table. */
+static struct elan_hw_tlbe *ftable(unsigned int i, uint64_t va)
+{
+	return (struct elan_hw_tlbe *)(void *)(tbuf + (size_t)i * PG) +
+	       (size_t)elan_mmu_set(va, FSETS) * ELAN_MMU_WAYS;
+}
+
+/* Describe slot i's table in its control block and directory. */
+static void table_give(struct elan_hw_ctx_map *m, unsigned int i)
+{
+	m->mmu_dir[0] = tpfn[i];
+	m->ctl->mmu_sets = FSETS;
+}
+
 static void mmu_map(struct fctx *f, uint64_t va, uint64_t pfn, int write)
 {
-	struct elan_hw_tlbe *set = f->m.mmu + elan_mmu_set(va) * ELAN_MMU_WAYS;
+	struct elan_hw_tlbe *set = ftable(f->idx, va);
 	int w;
 
 	for (w = 0; w < ELAN_MMU_WAYS - 1; w++)
@@ -177,7 +197,8 @@ static int fctx_attach(struct fctx *f, unsigned int idx, uint64_t cap)
 		usleep(1000);
 	memset(f->m.uctl, 0, ELAN_CMD_AREA_SIZE);
 	memset(f->m.status, 0, ELAN_EVT_AREA_SIZE);
-	memset(f->m.mmu, 0, ELAN_CTX_MMU_SIZE);
+	memset(tbuf + (size_t)idx * PG, 0, PG);
+	table_give(&f->m, idx);
 	for (k = 0; k < BPAGES; k++)
 		mmu_map(f, VA_B + k * PG, bpfn[k], 1);
 	for (k = 0; k < (unsigned int)nbad; k++)
@@ -449,8 +470,8 @@ static void chaos_contexts(void)
 		m.ctl->capability = h_rand() % 2 ? 0x6b6b6b6bULL : h_rand();
 		for (j = 0; j < 128; j++) {
 			uint64_t va = chaos_va(), pfn = chaos_pfn(&w);
-			struct elan_hw_tlbe *e = m.mmu + elan_mmu_set(va) *
-				ELAN_MMU_WAYS + h_rand() % ELAN_MMU_WAYS;
+			struct elan_hw_tlbe *e = ftable(i, va) +
+				h_rand() % ELAN_MMU_WAYS;
 
 			e->pfn = pfn;
 			e->tag = (va & ~(PG - 1)) | ELAN_MMU_VALID |
@@ -488,6 +509,12 @@ static void chaos_contexts(void)
 		m.uctl->ev_head = h_rand() % 8 ? 0 : (uint32_t)h_rand();
 		m.uctl->recv_head = h_rand() % 8 ? 0 : (uint32_t)h_rand();
 		m.ctl->armed = (uint32_t)h_rand();
+		/* mostly its own table, else a garbage size or page */
+		table_give(&m, i);
+		if (h_rand() % 8 == 0)
+			m.ctl->mmu_sets = (uint32_t)h_rand();
+		if (h_rand() % 8 == 0)
+			m.mmu_dir[h_rand() % 4] = chaos_pfn(&w);
 		m.ctl->generation += 1 + (uint32_t)(h_rand() % 3);
 		__atomic_store_n(&m.ctl->state, h_rand() % 8 ? ELAN_CTX_ACTIVE :
 				 (uint32_t)h_rand(), __ATOMIC_RELEASE);
@@ -595,9 +622,17 @@ int main(int argc, char **argv)
 		printf("kernel: no locked buffer\n0 passed, 1 failed\n");
 		return 1;
 	}
+	tbuf = mmap(NULL, ELAN_MAX_CTX * PG, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (tbuf == MAP_FAILED || mlock(tbuf, ELAN_MAX_CTX * PG)) {
+		printf("kernel: no locked tables\n0 passed, 1 failed\n");
+		return 1;
+	}
+	for (k = 0; k < ELAN_MAX_CTX; k++)
+		tpfn[k] = h_pfn(tbuf + k * PG);
 	for (k = 0; k < BPAGES; k++) {
 		bpfn[k] = h_pfn(kbuf + k * PG);
-		if (!bpfn[k]) {
+		if (!bpfn[k] || (k < ELAN_MAX_CTX && !tpfn[k])) {
 			printf("kernel: no pfn from /proc/self/pagemap\n0 passed, 1 failed\n");
 			return 1;
 		}

@@ -249,10 +249,18 @@ static void mmu_write(struct in *in)
 		pfn = take(in, 8);
 	else
 		pfn = take(in, 2) % (c->tn->ram_size / 4096 + 8);
-	set = (how & 4) ? (uint32_t)take(in, 2) % ELAN_MMU_SETS : elan_mmu_set(va);
+	if (how & 8) {
+		/* the table's size and directory: taken up at the next attach */
+		if (how & 16)
+			c->ctl->mmu_sets = (uint32_t)take(in, 4);
+		else
+			c->mmu_dir[take(in, 2) % ELAN_MMU_DIR_ENTRIES] = pfn;
+		return;
+	}
+	set = (how & 4) ? (uint32_t)take(in, 2) % TH_MMU_SETS : elan_mmu_set(va, TH_MMU_SETS);
 	way = (uint32_t)take(in, 1) % ELAN_MMU_WAYS;
-	c->mmu[set * ELAN_MMU_WAYS + way].pfn = pfn;
-	__atomic_store_n(&c->mmu[set * ELAN_MMU_WAYS + way].tag, tag, __ATOMIC_RELEASE);
+	th_mmu_ways(c, set)[way].pfn = pfn;
+	__atomic_store_n(&th_mmu_ways(c, set)[way].tag, tag, __ATOMIC_RELEASE);
 }
 
 static void fault_write(struct in *in)

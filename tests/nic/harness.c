@@ -44,7 +44,8 @@ static void ctx_ptrs(struct th_node *tn, struct th_ctx *c, uint32_t i)
 	c->ust = m.status;
 	c->evq = m.evq;
 	c->recvq = m.recvq;
-	c->mmu = m.mmu;
+	c->mmu_dir = m.mmu_dir;
+	c->mmu_pfn = tn->mmu_pfn + (uint64_t)i * TH_MMU_PAGES;
 }
 
 static void region_free(struct th_node *tn)
@@ -121,6 +122,7 @@ int th_init(struct th *t, uint32_t nnodes, uint64_t ram_size)
 		memset(tn->map + TH_GUARD + ram_size, TH_GUARD_BYTE, TH_GUARD);
 		tn->ram = tn->map + TH_GUARD;
 		tn->next_pfn = 16;	/* leave low pages alone */
+		tn->mmu_pfn = (uint32_t)(ram_size / 4096) - ELAN_MAX_CTX * TH_MMU_PAGES;
 		nicd_node_config(&t->n, i, NULL, 0);
 		nicd_node_set_ram(&t->n, i, tn->ram, ram_size);
 		if (node_region(t, i) < 0)
@@ -172,7 +174,7 @@ struct th_ctx *th_attach(struct th *t, uint32_t node, uint32_t idx,
 	struct th_ctx *c = &tn->ctx[idx];
 	uint32_t i, gen;
 
-	if ((uint64_t)(tn->next_pfn + npages) * 4096 > tn->ram_size)
+	if ((uint64_t)tn->next_pfn + npages > tn->mmu_pfn)
 		return NULL;
 	free(c->pt);
 	ctx_ptrs(tn, c, idx);
@@ -200,8 +202,11 @@ struct th_ctx *th_attach(struct th *t, uint32_t node, uint32_t idx,
 	if (c->used) {	/* a fresh region is zero already */
 		memset(c->uctl, 0, ELAN_CMD_AREA_SIZE);
 		memset(c->ust, 0, ELAN_EVT_AREA_SIZE);
-		memset(c->mmu, 0, ELAN_CTX_MMU_SIZE);
 	}
+	th_mmu_clear(c);
+	for (i = 0; i < TH_MMU_PAGES; i++)
+		c->mmu_dir[i] = c->mmu_pfn + i;
+	c->ctl->mmu_sets = TH_MMU_SETS;
 	c->used = 1;
 	c->ctl->capability = cap;
 	c->ctl->armed = 0;
@@ -278,9 +283,15 @@ int th_cmp_mem(struct th_ctx *c, uint64_t va, const void *buf, uint64_t len)
 	return diff;
 }
 
+struct elan_hw_tlbe *th_mmu_ways(struct th_ctx *c, uint32_t s)
+{
+	return (struct elan_hw_tlbe *)(void *)(c->tn->ram + c->mmu_pfn * 4096) +
+	       (size_t)(s % TH_MMU_SETS) * ELAN_MMU_WAYS;
+}
+
 void th_mmu_set(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable)
 {
-	struct elan_hw_tlbe *set = c->mmu + (size_t)elan_mmu_set(va) * ELAN_MMU_WAYS;
+	struct elan_hw_tlbe *set = th_mmu_ways(c, elan_mmu_set(va, TH_MMU_SETS));
 	uint64_t vpage = va & ~4095ull;
 	int w, way = -1;
 
@@ -302,7 +313,8 @@ void th_mmu_set(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable)
 
 void th_mmu_clear(struct th_ctx *c)
 {
-	memset(c->mmu, 0, ELAN_CTX_MMU_SIZE);
+	memset(th_mmu_ways(c, 0), 0,
+	       TH_MMU_SETS * ELAN_MMU_WAYS * sizeof(struct elan_hw_tlbe));
 }
 
 void th_preload(struct th_ctx *c, uint64_t va, uint64_t len)

@@ -14,6 +14,10 @@
 #define TH_MAX_NODES	4
 #define TH_GUARD	(64u << 10)	/* guard bytes on each side of RAM */
 #define TH_GUARD_BYTE	0xa5
+/* the fake driver's NIC MMU: 1024 sets of 4 ways (16 pages) per context,
+ * at the top of guest RAM, slot by slot */
+#define TH_MMU_SETS	1024u
+#define TH_MMU_PAGES	(TH_MMU_SETS / ELAN_MMU_PAGE_SETS)
 
 enum th_fault_mode {
 	TH_FAULT_SERVE = 0,	/* load translations from the page table */
@@ -44,7 +48,8 @@ struct th_ctx {
 	struct elan_user_status *ust;
 	struct elan_event *evq;
 	uint8_t *recvq;
-	struct elan_hw_tlbe *mmu;
+	__u64 *mmu_dir;
+	uint64_t mmu_pfn;	/* first page of its table (contiguous) */
 };
 
 struct th_node {
@@ -55,6 +60,7 @@ struct th_node {
 	uint8_t *ram;
 	uint64_t ram_size;
 	uint32_t next_pfn;
+	uint32_t mmu_pfn;	/* RAM from here on holds the MMU tables */
 	uint32_t fault_head;
 	int fault_mode;
 	uint64_t faults_served, faults_write;
@@ -95,6 +101,8 @@ int th_cmp_mem(struct th_ctx *c, uint64_t va, const void *buf, uint64_t len);
 /* Load MMU entries for a range, as the driver's update hook would. */
 void th_preload(struct th_ctx *c, uint64_t va, uint64_t len);
 /* Install one raw MMU entry. */
+/* The ELAN_MMU_WAYS entries of set s of c's table, in guest RAM. */
+struct elan_hw_tlbe *th_mmu_ways(struct th_ctx *c, uint32_t s);
 void th_mmu_set(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable);
 void th_mmu_clear(struct th_ctx *c);
 

@@ -971,6 +971,60 @@ static int t_bad_pfn(void)
 	return 0;
 }
 
+/*
+ * A NIC MMU the NIC cannot use (size out of range or not a power of two,
+ * a directory page outside guest RAM): the context fails with QUEUE and
+ * is not served, the log names it, nothing is touched; a proper table on
+ * the next attach works.
+ */
+static int t_bad_mmu(void)
+{
+	struct th t;
+	struct th_ctx *a, *b;
+	struct elan_cmd cmd;
+	uint64_t npfn = (32 * MiB) >> 12;
+	static const struct { uint32_t sets, page; uint64_t pfn; } bad[] = {
+		{ 0, 0, 0 }, { 32, 0, 0 }, { 1000, 0, 0 },
+		{ ELAN_MMU_MAX_SETS * 2, 0, 0 }, { 0x80000001u, 0, 0 },
+		{ TH_MMU_SETS, 0, 1ull << 40 }, { TH_MMU_SETS, TH_MMU_PAGES - 1, ~0ull },
+	};
+	size_t i;
+	int st;
+
+	CHECK(th_init(&t, 2, 32 * MiB) == 0, "init");
+	a = th_attach(&t, 0, 0, 1, 16);
+	th_preload(a, th_va(a, 0), 16 * 4096);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b = th_attach(&t, 1, 0, 1, 16);
+		CHECK(b, "attach");
+		/* the driver wrote a proper table; garble it before the NIC looks */
+		b->ctl->mmu_sets = bad[i].sets;
+		if (bad[i].pfn)
+			b->mmu_dir[bad[i].page] = bad[i].pfn == ~0ull ? npfn : bad[i].pfn;
+		th_preload(b, th_va(b, 0), 16 * 4096);
+		cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 4096), 4096);
+		st = th_do(&t, a, &cmd, NULL);
+		CHECK(st != 0 && b->ctl->nic_state == ELAN_CTX_FAILED &&
+		      b->ctl->nic_error == ELAN_E_QUEUE,
+		      "table %zu (%u sets): put %s, context state %u error %u", i,
+		      bad[i].sets, nicd_status_name(st), b->ctl->nic_state,
+		      b->ctl->nic_error);
+		th_detach(&t, b);
+		th_run(&t);
+	}
+	CHECK(strstr(t.log, "NIC MMU of 1000 sets") &&
+	      strstr(t.log, "is outside guest RAM") &&
+	      strstr(t.log, "no usable NIC MMU"), "the unusable tables not logged");
+	b = th_attach(&t, 1, 0, 1, 16);
+	th_preload(b, th_va(b, 0), 16 * 4096);
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 4096), 4096);
+	st = th_do(&t, a, &cmd, NULL);
+	CHECK(st == 0, "put with a proper table: %s", nicd_status_name(st));
+	CHECK(th_guards_ok(&t, 0) && th_guards_ok(&t, 1), "guard bytes changed");
+	th_fini(&t);
+	return 0;
+}
+
 static int t_malformed(void)
 {
 	struct th t;
@@ -1407,7 +1461,7 @@ static void *driver_main(void *arg)
 	while (!s->stop && s->nold < s->max_old) {
 		uint32_t pg = (uint32_t)(rnd() % 4);
 		uint64_t va = th_va(b, (uint64_t)pg * 4096), old, seq[ELAN_MAX_ENGINES];
-		struct elan_hw_tlbe *set = b->mmu + (size_t)elan_mmu_set(va) * ELAN_MMU_WAYS;
+		struct elan_hw_tlbe *set = th_mmu_ways(b, elan_mmu_set(va, TH_MMU_SETS));
 		int w, e;
 
 		pthread_mutex_lock(&s->lock);
@@ -1603,7 +1657,8 @@ static int t_node_reset(void)
 	CHECK(h->magic == ELAN_HW_MAGIC && h->nic_state == ELAN_NIC_UP &&
 	      h->nic_epoch == epoch + 2 && h->fault_head == 0 &&
 	      h->engine[0].seq == 0 && h->faultq[0].req_seq == 0 &&
-	      b->ctl->state == ELAN_CTX_FREE && b->mmu[0].tag == 0,
+	      b->ctl->state == ELAN_CTX_FREE && b->ctl->mmu_sets == 0 &&
+	      b->mmu_dir[0] == 0,
 	      "not a fresh region: epoch %u (was %u), fault_head %u",
 	      h->nic_epoch, epoch, h->fault_head);
 	CHECK(strstr(t.log, "node 1: reset by its driver"), "no log line");
@@ -1831,6 +1886,7 @@ static const struct {
 	{ "protection: write through read-only", t_protection },
 	{ "capability and addressing", t_capability },
 	{ "bad pfn in the MMU", t_bad_pfn },
+	{ "unusable NIC MMU table", t_bad_mmu },
 	{ "malformed commands", t_malformed },
 	{ "ring corruption", t_ring_corruption },
 	{ "event ring back-pressure", t_event_backpressure },
