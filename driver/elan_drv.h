@@ -100,6 +100,7 @@ struct elan_dev {
 
 	spinlock_t slot_lock;		/* slot[] */
 	struct elan_ctx *slot[ELAN_MAX_CTX];
+	struct mutex mmu_mutex;		/* freeing mmu[]'s pages; their counting */
 	struct elan_mmu_table mmu[ELAN_MAX_CTX];	/* per slot */
 	bool mmu_free;			/* the NIC let go of them: free at the end */
 

@@ -568,8 +568,10 @@ static unsigned long elan_translations_valid(struct elan_dev *dev)
 	unsigned long n = 0;
 	unsigned int i;
 
+	mutex_lock(&dev->mmu_mutex);
 	for (i = 0; i < dev->max_ctx; i++)
 		n += elan_mmu_valid(&dev->mmu[i]);
+	mutex_unlock(&dev->mmu_mutex);
 	return n;
 }
 
@@ -721,6 +723,7 @@ static int elan_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dev->region_len = pci_resource_len(pdev, 2);
 	dev->hdr = region;
 	spin_lock_init(&dev->slot_lock);
+	mutex_init(&dev->mmu_mutex);
 	spin_lock_init(&dev->quar_lock);
 	init_waitqueue_head(&dev->waitq);
 	INIT_WORK(&dev->fault_work, elan_fault_work);

@@ -43,9 +43,9 @@ MODULE_PARM_DESC(preload,
 		 "Update hooks refresh the translations of pages the NIC used (0: drop them instead; for measurements)");
 
 static unsigned int elan_mmu_reach_mb;
-module_param_named(mmu_reach_mb, elan_mmu_reach_mb, uint, 0444);
+module_param_named(mmu_reach_mb, elan_mmu_reach_mb, uint, 0644);
 MODULE_PARM_DESC(mmu_reach_mb,
-		 "Memory each context's NIC MMU translates without evicting (MiB; 0: all of RAM). Costs 1/256 of it per context used");
+		 "Memory each context's NIC MMU translates without evicting (MiB; 0: all of RAM). Costs 1/256 of it per context used; taken at attach");
 
 #define ELAN_TAG_VA(tag)	((tag) & ~(u64)(ELAN_PAGE - 1))
 #define ELAN_FAULT_TRIES	32
@@ -350,16 +350,23 @@ static unsigned int elan_mmu_sets(void)
 }
 
 /*
- * Give slot @i its table if it has none yet (its first attach).  Zeroed
- * pages: an empty table.  Attach only (sleeps), slot claimed.
+ * Give slot @i a table of the size mmu_reach_mb asks for: a new one at
+ * its first attach, or when the size changed and the NIC has let go of
+ * the old one (nic_state FREE: it reads it no more; the slot's earlier
+ * owners, no longer live, do not either).  Zeroed pages: an empty table.
+ * Attach only (sleeps), slot claimed.
  */
 int elan_mmu_table_alloc(struct elan_dev *dev, unsigned int i)
 {
 	struct elan_mmu_table *t = &dev->mmu[i];
 	unsigned int sets = elan_mmu_sets(), n = sets / ELAN_MMU_PAGE_SETS, p;
 
-	if (t->sets)
+	if (t->sets == sets ||
+	    (t->sets && READ_ONCE(elan_hw_ctx(dev, i)->nic_state) != ELAN_CTX_FREE))
 		return 0;
+	mutex_lock(&dev->mmu_mutex);
+	elan_mmu_table_free(dev, i);
+	mutex_unlock(&dev->mmu_mutex);
 	t->page = kvcalloc(n, sizeof(*t->page), GFP_KERNEL);
 	t->victim = kvzalloc(sets, GFP_KERNEL);
 	if (!t->page || !t->victim)
@@ -376,11 +383,16 @@ int elan_mmu_table_alloc(struct elan_dev *dev, unsigned int i)
 	return 0;
 fail:
 	t->sets = sets;
+	mutex_lock(&dev->mmu_mutex);
 	elan_mmu_table_free(dev, i);
+	mutex_unlock(&dev->mmu_mutex);
 	return -ENOMEM;
 }
 
-/* Free slot @i's table: only once the NIC can no longer read it. */
+/*
+ * Free slot @i's table: only once the NIC can no longer read it.
+ * dev->mmu_mutex held, or the device is going away.
+ */
 void elan_mmu_table_free(struct elan_dev *dev, unsigned int i)
 {
 	struct elan_mmu_table *t = &dev->mmu[i];
@@ -624,7 +636,8 @@ static void elan_zap(struct elan_ctx *c, unsigned long start,
 	bool changed;
 
 	spin_lock(&c->lock);
-	if (!c->mmu->nr_entries && !c->sd_pending) {
+	/* not live: emptied and shot down, and the table may be a new owner's */
+	if (!c->live || (!c->mmu->nr_entries && !c->sd_pending)) {
 		spin_unlock(&c->lock);
 		return;
 	}
@@ -813,19 +826,25 @@ static void elan_load_cb(void *arg, unsigned long addr,
 	spin_unlock(&c->lock);
 }
 
-/* Is @va translated for this access already?  A lockless hint. */
+/* Is @va translated for this access already?  A hint. */
 static bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write)
 {
-	struct elan_hw_tlbe *e = elan_set(c, va);
+	struct elan_hw_tlbe *e;
+	bool has = false;
 	unsigned int i;
 
-	for (i = 0; i < ELAN_MMU_WAYS; i++) {
-		u64 tag = READ_ONCE(e[i].tag);
+	spin_lock(&c->lock);
+	if (c->live) {	/* else the table may be a new owner's, or another */
+		e = elan_set(c, va);
+		for (i = 0; i < ELAN_MMU_WAYS && !has; i++) {
+			u64 tag = READ_ONCE(e[i].tag);
 
-		if (elan_tag_is(tag, va) && (!write || (tag & ELAN_MMU_WRITE)))
-			return true;
+			has = elan_tag_is(tag, va) &&
+			      (!write || (tag & ELAN_MMU_WRITE));
+		}
 	}
-	return false;
+	spin_unlock(&c->lock);
+	return has;
 }
 
 /*

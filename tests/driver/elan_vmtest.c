@@ -324,28 +324,45 @@ static void test_data(void)
 	}
 }
 
+/* A counter of the driver's debugfs file (not in the user ABI), or -1. */
+static long debug_counter(const char *name)
+{
+	FILE *f = fopen("/sys/kernel/debug/elan/counters", "r");
+	char key[64];
+	long v, found = -1;
+
+	while (f && fscanf(f, "%63s %ld", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	if (f)
+		fclose(f);
+	return found;
+}
+
 /*
- * Source and destination of 16 MiB each in this one context: together
- * twice what its NIC MMU holds, so the two sides of a chunk compete for
- * the same sets.  The driver's fault-around (16 pages a fault) used to
- * evict the other side's page it had just loaded, every time, until nicd
- * gave up (ELAN_E_*_FAULT).  elan_bench's sequence: a first-touch put
- * from a source the CPU never touched (zero pages), then puts and gets
- * back and forth with no CPU write in between (nothing invalidated), then
- * a pattern through it all, checked byte for byte.
+ * Source and destination of 16 MiB each in one context: with a table of
+ * 16 MiB of reach (the old NIC MMU, mmu_small) the two sides of a chunk
+ * compete for the same sets; the driver's fault-around (16 pages a
+ * fault) used to evict the other side's page it had just loaded, every
+ * time, until nicd gave up (ELAN_E_*_FAULT).  elan_bench's sequence: a
+ * first-touch put from a source the CPU never touched (zero pages), then
+ * puts and gets back and forth with no CPU write in between (nothing
+ * invalidated), then a pattern through it all, checked byte for byte.
+ * In context c (address addr); returns the evictions it caused.
  */
-static void test_mmu_thrash(void)
+static long mmu_thrash_in(elan_ctx_t *c, uint32_t addr)
 {
 	static const uint64_t sizes[] = { 4096, 1 * MiB, 4 * MiB, 16 * MiB };
 	size_t blen = 16 * MiB + PG;
 	uint8_t *a = map_anon(blen), *b = map_anon(blen);
 	struct elan_counters k0 = t_counters(), k1;
+	long e0 = debug_counter("evictions"), e1;
 	unsigned int i, j;
 	int64_t bad;
 	int r;
 
-	r = t_put(ctx, self, a, U(b), 16 * MiB);
-	T_REQUIRE(r == 0, "first-touch put 16 MiB: %s", t_st(r));
+	r = t_put(c, addr, a, U(b), 16 * MiB);
+	T_CHECK(r == 0, "first-touch put 16 MiB: %s", t_st(r));
 	for (i = 0; i < 16 * MiB && !b[i]; i++)
 		;
 	T_CHECK(i == 16 * MiB, "first-touch put: byte %u not zero", i);
@@ -353,25 +370,59 @@ static void test_mmu_thrash(void)
 		uint64_t len = sizes[i];
 
 		for (j = 0; j < 2; j++) {
-			r = t_put(ctx, self, a + 1, U(b + 3), len);
+			r = t_put(c, addr, a + 1, U(b + 3), len);
 			T_CHECK(r == 0, "put %" PRIu64 " B: %s", len, t_st(r));
-			r = t_get(ctx, self, a + 5, U(b + 7), len);
+			r = t_get(c, addr, a + 5, U(b + 7), len);
 			T_CHECK(r == 0, "get %" PRIu64 " B: %s", len, t_st(r));
 		}
 	}
 	t_fill(a + 1, 16 * MiB - 8, 77);
-	r = t_put(ctx, self, a + 1, U(b + 3), 16 * MiB - 8);
+	r = t_put(c, addr, a + 1, U(b + 3), 16 * MiB - 8);
 	T_CHECK(r == 0, "put 16 MiB - 8 B: %s", t_st(r));
 	bad = r ? -1 : t_verify(b + 3, 16 * MiB - 8, 77);
 	T_CHECK(bad < 0, "put 16 MiB - 8: wrong at %" PRId64, bad);
-	r = t_get(ctx, self, a + 9, U(b + 3), 16 * MiB - 8);
+	r = t_get(c, addr, a + 9, U(b + 3), 16 * MiB - 8);
 	T_CHECK(r == 0, "get 16 MiB - 8 B: %s", t_st(r));
 	bad = r ? -1 : t_verify(a + 9, 16 * MiB - 8, 77);
 	T_CHECK(bad < 0, "get 16 MiB - 8: wrong at %" PRId64, bad);
 	k1 = t_counters();
-	T_INFO("%llu NIC faults", k1.faults - k0.faults);
+	e1 = debug_counter("evictions");
+	T_INFO("%llu NIC faults, %ld evictions", k1.faults - k0.faults, e1 - e0);
 	munmap(a, blen);
 	munmap(b, blen);
+	return e0 < 0 || e1 < 0 ? -1 : e1 - e0;
+}
+
+/* The default table reaches all of RAM: 32 MiB move without an eviction. */
+static void test_mmu_thrash(void)
+{
+	long ev = mmu_thrash_in(ctx, self);
+
+	T_CHECK(ev == 0, "32 MiB in one context: %ld NIC MMU evictions (-1: no debugfs)", ev);
+}
+
+/*
+ * A table of 16 MiB of reach (mmu_reach_mb, the old NIC MMU's size) for
+ * a new context: the same sequence evicts and still completes, correct.
+ */
+static void test_mmu_small(void)
+{
+	const char *param = "/sys/module/elan/parameters/mmu_reach_mb";
+	long old = read_long(param), ev;
+	elan_ctx_t *c;
+	char val[32];
+
+	T_REQUIRE(old >= 0 && !write_file(param, "16"), "cannot set %s", param);
+	if (elan_open(CAP, &c)) {
+		snprintf(val, sizeof(val), "%ld", old);
+		write_file(param, val);
+		T_REQUIRE(0, "no second context");
+	}
+	snprintf(val, sizeof(val), "%ld", old);
+	write_file(param, val);		/* taken at attach: done */
+	ev = mmu_thrash_in(c, elan_addr(c));
+	T_CHECK(ev > 0, "a 16 MiB table with 32 MiB in use: %ld evictions (-1: no debugfs)", ev);
+	elan_close(c);
 }
 
 /*
@@ -1740,7 +1791,8 @@ static const struct {
 	{ "fault_ahead", test_fault_ahead, "a fault loads the op's next pages, no more" },
 	{ "fault_around_down", test_fault_around_down, "a fault loads present pages below it in its block" },
 	{ "batch", test_batch, "a batch of commands rings the doorbell once, at its end" },
-	{ "mmu_thrash", test_mmu_thrash, "16 MiB both sides in one context (2x the NIC MMU)" },
+	{ "mmu_thrash", test_mmu_thrash, "16 MiB both sides in one context: no eviction" },
+	{ "mmu_small", test_mmu_small, "the same with a 16 MiB NIC MMU: evicts, completes" },
 	{ "atomics", test_atomics, "every op; racing contexts and CPU" },
 	{ "send", test_send, "3000 messages, in order, one completion each" },
 	{ "send_flood", test_send_flood, "64 sends in flight, slow receiver" },
