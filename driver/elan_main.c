@@ -183,6 +183,7 @@ static void elan_detach(struct elan_ctx *c)
 {
 	struct elan_dev *dev = c->dev;
 
+	lockdep_assert_held(&c->mutex);
 	if (c->phase == ELAN_PHASE_NEW)
 		return;
 	/* No more translations; the NIC sees the context FREE. */

@@ -432,6 +432,7 @@ static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
 {
 	u64 tag = READ_ONCE(e->tag);
 
+	lockdep_assert_held(&c->lock);
 	if (!(tag & ELAN_MMU_VALID))
 		return false;
 	if (wr_only) {
@@ -463,6 +464,7 @@ elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
 	bool changed = false;
 	unsigned int i, s;
 
+	lockdep_assert_held(&c->lock);
 	if (!t->nr_entries)
 		return false;
 	start = max(start & PAGE_MASK, t->lo);
@@ -511,6 +513,7 @@ static bool elan_mmu_clear_locked(struct elan_ctx *c)
 	bool had = t->nr_entries != 0;
 	unsigned int s, w;
 
+	lockdep_assert_held(&c->lock);
 	/* (an empty table has nothing to clear: its entries are all 0) */
 	if (had)
 		for (s = 0; s < t->sets; s++)
@@ -548,6 +551,7 @@ static bool elan_mmu_recent(struct elan_ctx *c, unsigned long va)
 {
 	unsigned int i;
 
+	lockdep_assert_held(&c->lock);
 	for (i = 0; i < ELAN_MMU_RECENT; i++)
 		if (c->recent[i] == va)
 			return true;
@@ -565,6 +569,7 @@ static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 {
 	unsigned int i, w = c->mmu->victim[set];
 
+	lockdep_assert_held(&c->lock);
 	for (i = 0; i < ELAN_MMU_WAYS; i++, w++) {
 		w %= ELAN_MMU_WAYS;
 		if (!elan_mmu_recent(c, ELAN_TAG_VA(READ_ONCE(e[w].tag))))
@@ -595,6 +600,7 @@ static bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 	u64 tag = elan_tag(va, writable);
 	unsigned int i;
 
+	lockdep_assert_held(&c->lock);
 	for (i = 0; i < ELAN_MMU_WAYS; i++) {
 		u64 old = READ_ONCE(e[i].tag);
 
@@ -899,6 +905,7 @@ static void elan_fault_around_load(struct elan_load_arg *a,
 	unsigned int i, n = min(READ_ONCE(elan_fault_around), 64U);
 	unsigned long block, addr = va;
 
+	mmap_assert_locked(mm);
 	for (i = 1; i < n; i++)
 		if (!elan_load_one(a, mm, va + i * PAGE_SIZE, i < ahead))
 			break;
