@@ -164,8 +164,11 @@ struct elan_ctx {
 	unsigned int recent_pos;
 };
 
-/* elan_mmu.c */
+/* elan_mmu.c, elan_fault.c */
 extern const struct ioproc_ops elan_ioproc_ops;
+bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
+		      unsigned long pfn, bool writable);
+bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write);
 int elan_mmu_table_alloc(struct elan_dev *dev, unsigned int i);
 void elan_mmu_table_free(struct elan_dev *dev, unsigned int i);
 void elan_mmu_clear(struct elan_ctx *c);

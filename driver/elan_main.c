@@ -8,7 +8,7 @@
  * open file: ELAN_IOC_ATTACH claims a slot and registers IOPROC hooks on
  * the caller's mm; mmap() hands user space its command queue and its
  * (read-only) event and receive rings; poll() sleeps until an event comes.
- * The NIC MMU upkeep and the fault service are in elan_mmu.c.
+ * The NIC MMU upkeep is in elan_mmu.c, the fault service in elan_fault.c.
  */
 #include <linux/module.h>
 #include <linux/pci.h>

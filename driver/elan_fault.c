@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Elan NIC translation fault service: the NIC posts a request for a page
+ * it found without a translation, one work item answers the queue in
+ * order, loading the page (and its fault-around) into the context's NIC
+ * MMU with ioproc_load(), whose callback installs each entry under the
+ * PTE lock (elan_mmu.c keeps the table).
+ */
+#include <linux/kernel.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+
+#include "elan_drv.h"
+
+static unsigned int elan_fault_around = 64;
+module_param_named(fault_around, elan_fault_around, uint, 0644);
+MODULE_PARM_DESC(fault_around,
+		 "Pages loaded per fault (1..64): the faulting one, the ones after it the NIC operation goes on to (faulted in if absent), present ones after it, then present ones below it in its aligned block");
+
+#define ELAN_FAULT_TRIES	32
+#define ELAN_FAULT_BATCH	16
+
+struct elan_load_arg {
+	struct elan_ctx *c;
+	bool write;
+	bool installed;
+	bool faulted;		/* the page the NIC asked for (not fault-around) */
+};
+
+/* ioproc_load() callback: under the PTE (or PMD) lock of @addr. */
+static void elan_load_cb(void *arg, unsigned long addr,
+			 const struct ioproc_pte *pte)
+{
+	struct elan_load_arg *a = arg;
+	struct elan_ctx *c = a->c;
+
+	if (a->write && !pte->writable)
+		return;
+	spin_lock(&c->lock);
+	if (c->live && !atomic_read(&c->dev->dead)) {
+		if (elan_mmu_install(c, addr, pte->pfn, pte->writable))
+			elan_shootdown(c->dev, c->idx);
+		if (a->faulted) {
+			/* Kept from eviction until ELAN_MMU_RECENT more faults. */
+			c->recent[c->recent_pos++ % ELAN_MMU_RECENT] =
+				addr & PAGE_MASK;
+			a->faulted = false;
+		}
+		a->installed = true;
+		atomic64_inc(&c->dev->st.translations_loaded);
+	}
+	spin_unlock(&c->lock);
+}
+
+/*
+ * Load @addr for fault-around; @fault_in: fault it in first if absent.
+ * True when it is translated afterwards.  fixup_user_fault() may drop and
+ * retake mmap_lock, so the VMA is looked up again.
+ */
+static bool elan_load_one(struct elan_load_arg *a, struct mm_struct *mm,
+			  unsigned long addr, bool fault_in)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, addr);
+	bool unlocked = false;
+	int ret;
+
+	if (!vma || !(vma->vm_flags & (a->write ? VM_WRITE : VM_READ)))
+		return false;
+	if (elan_mmu_has(a->c, addr, a->write))
+		return true;
+	a->installed = false;
+	ret = ioproc_load(vma, addr, a->write, elan_load_cb, a);
+	if (ret == -EFAULT && fault_in) {
+		if (fixup_user_fault(mm, addr, a->write ? FAULT_FLAG_WRITE : 0,
+				     &unlocked))
+			return false;
+		vma = vma_lookup(mm, addr);
+		if (!vma)
+			return false;
+		a->installed = false;
+		ret = ioproc_load(vma, addr, a->write, elan_load_cb, a);
+	}
+	return !ret && a->installed;
+}
+
+/*
+ * After a fault on @va: load more pages, up to fault_around in all.  First
+ * those that follow @va: the first @ahead are pages the NIC operation
+ * goes on to touch (the NIC says how far), faulted in like the CPU would
+ * if absent, so a transfer into a fresh buffer costs one NIC fault per
+ * fault_around pages, not one per page; beyond the operation only present
+ * pages.  Then present pages below @va, down to the fault_around-aligned
+ * block it lies in (as the CPU's fault-around): buffers taken from the top
+ * down, like the fragments of a free list, also cost one fault per block.
+ * Nothing the process did not ask the NIC to touch is ever allocated.
+ * Each direction stops at the end of the VMA, at a page the access is not
+ * allowed to, or at the first failure.  Called and returns with mmap_lock
+ * held for reading.
+ */
+static void elan_fault_around_load(struct elan_load_arg *a,
+				   struct mm_struct *mm, unsigned long va,
+				   unsigned int ahead)
+{
+	unsigned int i, n = min(READ_ONCE(elan_fault_around), 64U);
+	unsigned long block, addr = va;
+
+	mmap_assert_locked(mm);
+	for (i = 1; i < n; i++)
+		if (!elan_load_one(a, mm, va + i * PAGE_SIZE, i < ahead))
+			break;
+	block = va & ~(roundup_pow_of_two(max(n, 1U)) * PAGE_SIZE - 1);
+	for (; i < n && addr > block; i++) {
+		addr -= PAGE_SIZE;
+		if (!elan_load_one(a, mm, addr, false))
+			break;
+	}
+}
+
+/*
+ * Load the translation of @va into @c's MMU; @ahead: how many pages from
+ * @va on the NIC operation touches (a hint).  Returns an elan_status.
+ */
+static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write,
+			  unsigned int ahead)
+{
+	struct elan_load_arg a = { .c = c, .write = write };
+	struct mm_struct *mm = c->mm;
+	struct vm_area_struct *vma;
+	unsigned int tries;
+	bool unlocked;
+	u32 status = ELAN_E_LOCAL_FAULT;
+	int ret;
+
+	if (!READ_ONCE(c->live) ||
+	    READ_ONCE(c->hw->state) != ELAN_CTX_ACTIVE)
+		return ELAN_E_TARGET_GONE;
+	if (!mmget_not_zero(mm))
+		return ELAN_E_TARGET_GONE;
+	mmap_read_lock(mm);
+	for (tries = 0; tries < ELAN_FAULT_TRIES; tries++) {
+		vma = vma_lookup(mm, va);
+		if (!vma) {
+			status = ELAN_E_LOCAL_FAULT;
+			break;
+		}
+		if (!(vma->vm_flags & (write ? VM_WRITE : VM_READ))) {
+			status = ELAN_E_LOCAL_PROT;
+			break;
+		}
+		a.installed = false;
+		a.faulted = true;
+		ret = ioproc_load(vma, va, write, elan_load_cb, &a);
+		if (!ret) {
+			status = a.installed ? ELAN_OK : ELAN_E_TARGET_GONE;
+			if (a.installed)
+				elan_fault_around_load(&a, mm, va, ahead);
+			break;
+		}
+		if (ret == -EAGAIN)
+			continue;
+		if (ret != -EFAULT) {
+			/* VM_IO, VM_PFNMAP, hugetlb: not translatable */
+			status = ELAN_E_LOCAL_FAULT;
+			break;
+		}
+		unlocked = false;
+		ret = fixup_user_fault(mm, va, write ? FAULT_FLAG_WRITE : 0,
+				       &unlocked);
+		if (ret) {
+			status = ELAN_E_LOCAL_FAULT;
+			break;
+		}
+	}
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return status;
+}
+
+static u32 elan_service_fault(struct elan_dev *dev, u32 idx, u64 vaddr,
+			      bool write, u32 pages)
+{
+	struct elan_ctx *c = NULL;
+	u32 status;
+
+	if (idx >= dev->max_ctx)
+		return ELAN_E_NO_CONTEXT;
+	if (vaddr >= TASK_SIZE_MAX)
+		return ELAN_E_LOCAL_FAULT;
+	spin_lock(&dev->slot_lock);
+	c = dev->slot[idx];
+	if (c)
+		kref_get(&c->ref);
+	spin_unlock(&dev->slot_lock);
+	if (!c)
+		return ELAN_E_TARGET_GONE;
+	status = elan_ctx_fault(c, (unsigned long)vaddr & PAGE_MASK, write,
+				min(pages, 64U));
+	elan_ctx_put(c);
+	return status;
+}
+
+/*
+ * The fault queue: the NIC posts requests (req_seq = position + 1, written
+ * last); each is answered with status, then ack_seq, and the NIC is rung
+ * after a batch.  The queue is serviced in order by one work item.
+ */
+void elan_fault_work(struct work_struct *work)
+{
+	struct elan_dev *dev = container_of(work, struct elan_dev, fault_work);
+	struct elan_hw_header *hdr = dev->hdr;
+	unsigned int n = 0;
+
+	while (!READ_ONCE(dev->removed)) {
+		u32 head = READ_ONCE(hdr->fault_head);
+		struct elan_hw_fault *f = &hdr->faultq[head % ELAN_FAULTQ_ENTRIES];
+		/* req_seq first: the request's fields are valid after it */
+		u32 req = smp_load_acquire(&f->req_seq);
+		u32 status;
+
+		if (req != head + 1)
+			break;
+		if (atomic_read(&dev->dead))
+			status = ELAN_E_NODE_DOWN;
+		else
+			status = elan_service_fault(dev, READ_ONCE(f->ctx),
+						    READ_ONCE(f->vaddr),
+						    READ_ONCE(f->write),
+						    READ_ONCE(f->pages));
+		atomic64_inc(&dev->st.faults);
+		if (status != ELAN_OK)
+			atomic64_inc(&dev->st.fault_errors);
+		WRITE_ONCE(f->status, status);
+		/* status before ack_seq, ack_seq before fault_head */
+		smp_store_release(&f->ack_seq, req);
+		smp_store_release(&hdr->fault_head, head + 1); /* see above */
+		if (++n % ELAN_FAULT_BATCH == 0)
+			elan_ring(dev, ELAN_DB_FAULT);
+		cond_resched();
+	}
+	if (n % ELAN_FAULT_BATCH)
+		elan_ring(dev, ELAN_DB_FAULT);
+}
