@@ -106,7 +106,7 @@ static void elan_fault_around_load(struct elan_load_arg *a,
 	unsigned int i, n = min(READ_ONCE(elan_fault_around), 64U);
 	unsigned long block, addr = va;
 
-	mmap_assert_locked(mm);
+	lockdep_assert_held(&mm->mmap_lock);
 	for (i = 1; i < n; i++)
 		if (!elan_load_one(a, mm, va + i * PAGE_SIZE, i < ahead))
 			break;

@@ -88,6 +88,12 @@ static int node_region(struct th *t, uint32_t i)
 	return nicd_node_up(&t->n, i, tn->region);
 }
 
+void th_ram_layout(struct th_node *tn)
+{
+	tn->next_pfn = 16;	/* leave low pages alone */
+	tn->mmu_pfn = (uint32_t)(tn->ram_size / 4096) - ELAN_MAX_CTX * TH_MMU_PAGES;
+}
+
 int th_init(struct th *t, uint32_t nnodes, uint64_t ram_size)
 {
 	uint32_t i;
@@ -121,8 +127,7 @@ int th_init(struct th *t, uint32_t nnodes, uint64_t ram_size)
 		memset(tn->map, TH_GUARD_BYTE, TH_GUARD);
 		memset(tn->map + TH_GUARD + ram_size, TH_GUARD_BYTE, TH_GUARD);
 		tn->ram = tn->map + TH_GUARD;
-		tn->next_pfn = 16;	/* leave low pages alone */
-		tn->mmu_pfn = (uint32_t)(ram_size / 4096) - ELAN_MAX_CTX * TH_MMU_PAGES;
+		th_ram_layout(tn);
 		nicd_node_config(&t->n, i, NULL, 0);
 		nicd_node_set_ram(&t->n, i, tn->ram, ram_size);
 		if (node_region(t, i) < 0)

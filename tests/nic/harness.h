@@ -101,6 +101,8 @@ int th_cmp_mem(struct th_ctx *c, uint64_t va, const void *buf, uint64_t len);
 /* Load MMU entries for a range, as the driver's update hook would. */
 void th_preload(struct th_ctx *c, uint64_t va, uint64_t len);
 /* Install one raw MMU entry. */
+/* Where a node's RAM (ram_size set) gives contexts their pages and tables. */
+void th_ram_layout(struct th_node *tn);
 /* The ELAN_MMU_WAYS entries of set s of c's table, in guest RAM. */
 struct elan_hw_tlbe *th_mmu_ways(struct th_ctx *c, uint32_t s);
 void th_mmu_set(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable);

@@ -266,6 +266,7 @@ static int setup_ram(int i)
 		return -1;
 	tn->id = (uint32_t)i;
 	tn->ram_size = RAM;
+	th_ram_layout(tn);
 	tn->ram = mmap(NULL, RAM, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	return tn->ram == MAP_FAILED ? -1 : 0;
