@@ -33,6 +33,7 @@
 #include <stdbool.h>
 
 #include "opal/class/opal_free_list.h"
+#include "opal/class/opal_hash_table.h"
 #include "opal/class/opal_list.h"
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
@@ -64,7 +65,6 @@ struct mca_btl_elan_component_t {
     unsigned long capability;
     /** reach peers on the same node through the NIC too */
     bool local_peers;
-    /** touch the local pages of a put/get before posting it */
     /** print operation counters at finalize (verbose level 10) */
     int verbose;
 
@@ -98,7 +98,7 @@ struct mca_btl_elan_module_t {
     opal_free_list_t send_frags; /**< eager fragments with a max_send_size buffer */
     opal_free_list_t rdma_frags; /**< put/get/atomic fragments, no buffer */
     opal_list_t pending;         /**< fragments waiting for command-queue space */
-    opal_list_t endpoints;
+    opal_hash_table_t endpoints; /**< mca_btl_elan_endpoint_t by opal_proc_t pointer */
 
     int64_t outstanding;         /**< commands posted and not yet completed */
     bool failed;                 /**< the context failed: everything errors */

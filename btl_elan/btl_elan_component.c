@@ -287,10 +287,20 @@ static mca_btl_base_module_t **mca_btl_elan_component_init(int *num_btls,
     OBJ_CONSTRUCT(&module->send_frags, opal_free_list_t);
     OBJ_CONSTRUCT(&module->rdma_frags, opal_free_list_t);
     OBJ_CONSTRUCT(&module->pending, opal_list_t);
-    OBJ_CONSTRUCT(&module->endpoints, opal_list_t);
+    OBJ_CONSTRUCT(&module->endpoints, opal_hash_table_t);
     OBJ_CONSTRUCT(&module->recv_desc, mca_btl_base_descriptor_t);
     module->recv_desc.des_segments = &module->recv_seg;
     module->recv_desc.des_segment_count = 1;
+
+    /* endpoints by opal_proc_t pointer; the table grows beyond half full */
+    rc = opal_hash_table_init(&module->endpoints, 512);
+    if (OPAL_SUCCESS != rc) {
+        opal_output_verbose(1, opal_btl_base_framework.framework_output,
+                            "btl: elan: cannot allocate the endpoint table: btl elan disqualified");
+        mca_btl_elan_finalize(&module->super);
+        free(btls);
+        return NULL;
+    }
 
     rc = opal_free_list_init(&module->send_frags,
                              sizeof(mca_btl_elan_frag_t) + module->super.btl_max_send_size,

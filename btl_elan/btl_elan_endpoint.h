@@ -15,9 +15,10 @@ BEGIN_C_DECLS
 /**
  * A peer process: its NIC context address, learned from the modex.
  * Nothing to connect: the NIC reaches any context of the same job.
+ * Kept in the module's endpoint table, keyed by its opal_proc_t pointer.
  */
 struct mca_btl_base_endpoint_t {
-    opal_list_item_t super;
+    opal_object_t super;
     struct opal_proc_t *proc;
     uint32_t addr;           /**< the peer's ELAN_ADDR() */
     bool local;              /**< on this node */

@@ -108,17 +108,26 @@ int mca_btl_elan_start(mca_btl_elan_module_t *module, mca_btl_elan_frag_t *frag)
     return OPAL_SUCCESS;
 }
 
+/* The endpoint table is keyed by the opal_proc_t pointer: add_procs and
+ * del_procs look endpoints up by proc, nothing looks them up by NIC
+ * address (a received message carries no endpoint). */
+static inline uint64_t mca_btl_elan_endpoint_key(struct opal_proc_t *proc)
+{
+    return (uint64_t) (uintptr_t) proc;
+}
+
+/* Called with the module lock held. */
 static mca_btl_elan_endpoint_t *mca_btl_elan_find_endpoint(mca_btl_elan_module_t *module,
                                                            struct opal_proc_t *proc)
 {
     mca_btl_elan_endpoint_t *endpoint;
 
-    OPAL_LIST_FOREACH(endpoint, &module->endpoints, mca_btl_elan_endpoint_t) {
-        if (endpoint->proc == proc) {
-            return endpoint;
-        }
+    if (OPAL_SUCCESS != opal_hash_table_get_value_uint64(&module->endpoints,
+                                                         mca_btl_elan_endpoint_key(proc),
+                                                         (void **) &endpoint)) {
+        return NULL;
     }
-    return NULL;
+    return endpoint;
 }
 
 int mca_btl_elan_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
@@ -165,7 +174,16 @@ int mca_btl_elan_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
             endpoint->addr = *addr;
             endpoint->local = local;
             free(addr);
-            opal_list_append(&module->endpoints, &endpoint->super);
+            rc = opal_hash_table_set_value_uint64(&module->endpoints,
+                                                  mca_btl_elan_endpoint_key(procs[i]), endpoint);
+            if (OPAL_SUCCESS != rc) {
+                /* a failed growth leaves the entry in: take it out again */
+                (void) opal_hash_table_remove_value_uint64(&module->endpoints,
+                                                           mca_btl_elan_endpoint_key(procs[i]));
+                OBJ_RELEASE(endpoint);
+                OPAL_THREAD_UNLOCK(&module->lock);
+                return rc;
+            }
             opal_output_verbose(20, opal_btl_base_framework.framework_output,
                                 "btl: elan: %s is NIC context %u:%u%s",
                                 OPAL_NAME_PRINT(procs[i]->proc_name),
@@ -196,8 +214,9 @@ int mca_btl_elan_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
         if (NULL == endpoint) {
             continue;
         }
-        if (1 == endpoint->super.super.obj_reference_count) {
-            opal_list_remove_item(&module->endpoints, &endpoint->super);
+        if (1 == endpoint->super.obj_reference_count) {
+            (void) opal_hash_table_remove_value_uint64(&module->endpoints,
+                                                       mca_btl_elan_endpoint_key(procs[i]));
         }
         OBJ_RELEASE(endpoint);
     }
@@ -209,7 +228,8 @@ int mca_btl_elan_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_elan_module_t *module = (mca_btl_elan_module_t *) btl;
     struct mca_btl_elan_stats_t *s = &module->stats;
-    opal_list_item_t *item;
+    mca_btl_elan_endpoint_t *endpoint;
+    uint64_t key;
 
     if (mca_btl_elan_component.verbose >= 10 ||
         opal_output_get_verbosity(opal_btl_base_framework.framework_output) >= 10) {
@@ -232,8 +252,8 @@ int mca_btl_elan_finalize(struct mca_btl_base_module_t *btl)
     elan_close(module->ctx);
     module->ctx = NULL;
 
-    while (NULL != (item = opal_list_remove_first(&module->endpoints))) {
-        OBJ_RELEASE(item);
+    OPAL_HASH_TABLE_FOREACH(key, uint64, endpoint, &module->endpoints) {
+        OBJ_RELEASE(endpoint);
     }
     /* pending fragments belong to the free lists: just forget the list */
     while (NULL != opal_list_remove_first(&module->pending)) {
