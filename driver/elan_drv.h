@@ -170,7 +170,7 @@ bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 		      unsigned long pfn, bool writable);
 bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write);
 int elan_mmu_table_alloc(struct elan_dev *dev, unsigned int i);
-void elan_mmu_table_free(struct elan_dev *dev, unsigned int i);
+void elan_mmu_table_free(struct elan_mmu_table *t);
 void elan_mmu_clear(struct elan_ctx *c);
 unsigned long elan_mmu_valid(struct elan_mmu_table *t);
 void elan_ctx_quiesce(struct elan_ctx *c, bool mm_gone);
@@ -180,6 +180,7 @@ void elan_nic_dead(struct elan_dev *dev, int why);
 void elan_fail_slot(struct elan_dev *dev, unsigned int i);
 void elan_ring(struct elan_dev *dev, unsigned int vector);
 void elan_ctx_put(struct elan_ctx *c);
+struct elan_ctx *elan_slot_get(struct elan_dev *dev, unsigned int i);
 bool elan_nic_reset(struct elan_dev *dev);
 unsigned int elan_quarantine_release(struct elan_dev *dev);
 #define ELAN_SHOOTDOWN_ALL	ELAN_HW_ENGINE_CTX_ANY
@@ -205,14 +206,6 @@ static inline struct elan_user_status *elan_status(struct elan_dev *dev,
 static inline u64 *elan_mmu_dir(struct elan_dev *dev, unsigned int i)
 {
 	return elan_hw_ctx_map(elan_ctx_base(dev, i)).mmu_dir;
-}
-
-/* The ELAN_MMU_WAYS entries of set @s of table @t. */
-static inline struct elan_hw_tlbe *elan_mmu_ways(struct elan_mmu_table *t,
-						 unsigned int s)
-{
-	return t->page[s / ELAN_MMU_PAGE_SETS] +
-	       (s % ELAN_MMU_PAGE_SETS) * ELAN_MMU_WAYS;
 }
 
 #endif /* ELAN_DRV_H */

@@ -188,11 +188,7 @@ static u32 elan_service_fault(struct elan_dev *dev, u32 idx, u64 vaddr,
 		return ELAN_E_NO_CONTEXT;
 	if (vaddr >= TASK_SIZE_MAX)
 		return ELAN_E_LOCAL_FAULT;
-	spin_lock(&dev->slot_lock);
-	c = dev->slot[idx];
-	if (c)
-		kref_get(&c->ref);
-	spin_unlock(&dev->slot_lock);
+	c = elan_slot_get(dev, idx);
 	if (!c)
 		return ELAN_E_TARGET_GONE;
 	status = elan_ctx_fault(c, (unsigned long)vaddr & PAGE_MASK, write,

@@ -47,7 +47,7 @@ static void elan_dev_free(struct kref *ref)
 
 	for (i = 0; i < ELAN_MAX_CTX; i++) {
 		if (dev->mmu_free)
-			elan_mmu_table_free(dev, i);
+			elan_mmu_table_free(&dev->mmu[i]);
 		else
 			kept += dev->mmu[i].sets / ELAN_MMU_PAGE_SETS;
 	}
@@ -122,6 +122,19 @@ static int elan_slot_claim(struct elan_dev *dev, struct elan_ctx *c)
 		dev->slot[pick] = c;
 	spin_unlock(&dev->slot_lock);
 	return pick;
+}
+
+/* The context in slot @i with a reference (elan_ctx_put()), or NULL. */
+struct elan_ctx *elan_slot_get(struct elan_dev *dev, unsigned int i)
+{
+	struct elan_ctx *c;
+
+	spin_lock(&dev->slot_lock);
+	c = dev->slot[i];
+	if (c)
+		kref_get(&c->ref);
+	spin_unlock(&dev->slot_lock);
+	return c;
 }
 
 static void elan_slot_release(struct elan_dev *dev, struct elan_ctx *c)
@@ -648,11 +661,7 @@ static void elan_quiesce_all(struct elan_dev *dev)
 	unsigned int i;
 
 	for (i = 0; i < dev->max_ctx; i++) {
-		spin_lock(&dev->slot_lock);
-		c = dev->slot[i];
-		if (c)
-			kref_get(&c->ref);
-		spin_unlock(&dev->slot_lock);
+		c = elan_slot_get(dev, i);
 		if (!c)
 			continue;
 		elan_ctx_quiesce(c, false);

@@ -5,7 +5,8 @@
  * tables is in elan_fault.c).
  *
  * Each context's NIC MMU is a set-associative table in guest RAM, named
- * by the slot's directory in the NIC region, that only this driver writes.  Translations enter it from the fault service
+ * by the slot's directory in the NIC region, that only this driver
+ * writes.  Translations enter it from the fault service
  * (ioproc_load(), whose callback runs under the PTE lock) and, for pages
  * that already have an entry, from the update hooks; they leave it from
  * the invalidate and change_protection hooks, which run under the same
@@ -328,7 +329,7 @@ static inline u64 elan_tag(unsigned long va, bool writable)
 static inline struct elan_hw_tlbe *elan_set(struct elan_ctx *c,
 					    unsigned long va)
 {
-	return elan_mmu_ways(c->mmu, elan_mmu_set(va, c->mmu->sets));
+	return elan_mmu_ways(c->mmu->page, elan_mmu_set(va, c->mmu->sets));
 }
 
 /* Sets for a table that reaches mmu_reach_mb, or all of RAM. */
@@ -353,48 +354,42 @@ static unsigned int elan_mmu_sets(void)
 int elan_mmu_table_alloc(struct elan_dev *dev, unsigned int i)
 {
 	struct elan_mmu_table *t = &dev->mmu[i];
-	unsigned int sets = elan_mmu_sets(), n = sets / ELAN_MMU_PAGE_SETS, p;
+	struct elan_mmu_table new = { .sets = elan_mmu_sets(), .lo = ULONG_MAX };
+	unsigned int n = new.sets / ELAN_MMU_PAGE_SETS, p;
+	bool ok;
 
-	if (t->sets == sets ||
+	if (t->sets == new.sets ||
 	    (t->sets && READ_ONCE(elan_hw_ctx(dev, i)->nic_state) != ELAN_CTX_FREE))
 		return 0;
-	mutex_lock(&dev->mmu_mutex);
-	elan_mmu_table_free(dev, i);
-	mutex_unlock(&dev->mmu_mutex);
-	t->page = kvcalloc(n, sizeof(*t->page), GFP_KERNEL);
-	t->victim = kvzalloc(sets, GFP_KERNEL);
-	if (!t->page || !t->victim)
-		goto fail;
-	for (p = 0; p < n; p++) {
-		t->page[p] = (void *)get_zeroed_page(GFP_KERNEL);
-		if (!t->page[p])
-			goto fail;
+	new.page = kvcalloc(n, sizeof(*new.page), GFP_KERNEL);
+	new.victim = kvzalloc(new.sets, GFP_KERNEL);
+	ok = new.page && new.victim;
+	for (p = 0; ok && p < n; p++) {
+		new.page[p] = (void *)get_zeroed_page(GFP_KERNEL);
+		ok = new.page[p];
 	}
-	t->nr_entries = 0;
-	t->lo = ULONG_MAX;
-	t->hi = 0;
-	t->sets = sets;
-	return 0;
-fail:
-	t->sets = sets;
+	/* (debugfs counts the tables: it sees the old one or the new one) */
 	mutex_lock(&dev->mmu_mutex);
-	elan_mmu_table_free(dev, i);
+	elan_mmu_table_free(t);
+	if (ok)
+		*t = new;
 	mutex_unlock(&dev->mmu_mutex);
-	return -ENOMEM;
+	if (!ok)
+		elan_mmu_table_free(&new);
+	return ok ? 0 : -ENOMEM;
 }
 
 /*
- * Free slot @i's table: only once the NIC can no longer read it.
- * dev->mmu_mutex held, or the device is going away.
+ * Free the pages of table @t (of a slot: only once the NIC can no longer
+ * read it, with dev->mmu_mutex held or the device going away).
  */
-void elan_mmu_table_free(struct elan_dev *dev, unsigned int i)
+void elan_mmu_table_free(struct elan_mmu_table *t)
 {
-	struct elan_mmu_table *t = &dev->mmu[i];
 	unsigned int p;
 
 	if (t->page)
 		for (p = 0; p < t->sets / ELAN_MMU_PAGE_SETS; p++)
-			free_page((unsigned long)t->page[p]);
+			free_page((unsigned long)t->page[p]);	/* 0: none */
 	kvfree(t->page);
 	kvfree(t->victim);
 	t->page = NULL;
@@ -410,7 +405,7 @@ unsigned long elan_mmu_valid(struct elan_mmu_table *t)
 
 	for (s = 0; s < t->sets; s++)
 		for (w = 0; w < ELAN_MMU_WAYS; w++)
-			n += !!(READ_ONCE(elan_mmu_ways(t, s)[w].tag) &
+			n += !!(READ_ONCE(elan_mmu_ways(t->page, s)[w].tag) &
 				ELAN_MMU_VALID);
 	return n;
 }
@@ -475,7 +470,7 @@ elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
 		return changed;
 	}
 	for (s = 0; s < t->sets && t->nr_entries; s++) {
-		e = elan_mmu_ways(t, s);
+		e = elan_mmu_ways(t->page, s);
 		for (i = 0; i < ELAN_MMU_WAYS; i++) {
 			u64 tag = READ_ONCE(e[i].tag);
 
@@ -512,7 +507,7 @@ static bool elan_mmu_clear_locked(struct elan_ctx *c)
 	if (had)
 		for (s = 0; s < t->sets; s++)
 			for (w = 0; w < ELAN_MMU_WAYS; w++)
-				WRITE_ONCE(elan_mmu_ways(t, s)[w].tag, 0);
+				WRITE_ONCE(elan_mmu_ways(t->page, s)[w].tag, 0);
 	t->nr_entries = 0;
 	t->lo = ULONG_MAX;
 	t->hi = 0;
@@ -586,11 +581,11 @@ static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
  * shootdown.
  */
 bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
-			     unsigned long pfn, bool writable)
+		      unsigned long pfn, bool writable)
 {
 	struct elan_mmu_table *t = c->mmu;
 	unsigned int set = elan_mmu_set(va, t->sets);
-	struct elan_hw_tlbe *e = elan_mmu_ways(t, set), *slot = NULL;
+	struct elan_hw_tlbe *e = elan_mmu_ways(t->page, set), *slot = NULL;
 	u64 tag = elan_tag(va, writable);
 	unsigned int i;
 

@@ -171,6 +171,14 @@ static inline unsigned int elan_mmu_set(__u64 vaddr, __u32 sets)
 	return (unsigned int)((vpn ^ (vpn >> 20) ^ (vpn >> 40)) & (sets - 1));
 }
 
+/* The ELAN_MMU_WAYS entries of set @s; @page[]: each table page's address. */
+static inline struct elan_hw_tlbe *elan_mmu_ways(struct elan_hw_tlbe *const *page,
+						 __u32 s)
+{
+	return page[s / ELAN_MMU_PAGE_SETS] +
+	       (s % ELAN_MMU_PAGE_SETS) * ELAN_MMU_WAYS;
+}
+
 /* Kernel-only control block of a context. */
 struct elan_hw_ctx {
 	__u32 state;		/* ELAN_CTX_* (driver writes ACTIVE/FREE) */

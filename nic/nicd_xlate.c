@@ -298,15 +298,12 @@ static uint8_t *mmu_lookup(struct nicd_node *nd, uint32_t ctx, uint64_t va,
 	uint64_t vpage = va & ~(uint64_t)(NICD_PAGE - 1);
 	struct elan_hw_tlbe *set;
 	uint64_t tag, tag2, pfn;
-	uint32_t s;
 	uint8_t *page;
 	int way;
 
 	if (!c->mmu_sets)
 		return NULL;
-	s = elan_mmu_set(va, c->mmu_sets);
-	set = c->mmu_page[s / ELAN_MMU_PAGE_SETS] +
-	      (size_t)(s % ELAN_MMU_PAGE_SETS) * ELAN_MMU_WAYS;
+	set = elan_mmu_ways(c->mmu_page, elan_mmu_set(va, c->mmu_sets));
 	for (way = 0; way < ELAN_MMU_WAYS; way++) {
 		tag = LOAD_ACQ(&set[way].tag);
 		if (!(tag & ELAN_MMU_VALID) ||
