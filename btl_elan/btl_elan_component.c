@@ -294,20 +294,14 @@ static mca_btl_base_module_t **mca_btl_elan_component_init(int *num_btls,
 
     /* endpoints by opal_proc_t pointer; the table grows beyond half full */
     rc = opal_hash_table_init(&module->endpoints, 512);
-    if (OPAL_SUCCESS != rc) {
-        opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: cannot allocate the endpoint table: btl elan disqualified");
-        mca_btl_elan_finalize(&module->super);
-        free(btls);
-        return NULL;
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_free_list_init(&module->send_frags,
+                                 sizeof(mca_btl_elan_frag_t) + module->super.btl_max_send_size,
+                                 opal_cache_line_size, OBJ_CLASS(mca_btl_elan_frag_t), 0,
+                                 opal_cache_line_size, mca_btl_elan_component.free_list_num,
+                                 mca_btl_elan_component.free_list_max,
+                                 mca_btl_elan_component.free_list_inc, NULL, 0, NULL, NULL, NULL);
     }
-
-    rc = opal_free_list_init(&module->send_frags,
-                             sizeof(mca_btl_elan_frag_t) + module->super.btl_max_send_size,
-                             opal_cache_line_size, OBJ_CLASS(mca_btl_elan_frag_t), 0,
-                             opal_cache_line_size, mca_btl_elan_component.free_list_num,
-                             mca_btl_elan_component.free_list_max,
-                             mca_btl_elan_component.free_list_inc, NULL, 0, NULL, NULL, NULL);
     if (OPAL_SUCCESS == rc) {
         rc = opal_free_list_init(&module->rdma_frags, sizeof(mca_btl_elan_frag_t),
                                  opal_cache_line_size, OBJ_CLASS(mca_btl_elan_frag_t), 0,
@@ -317,7 +311,8 @@ static mca_btl_base_module_t **mca_btl_elan_component_init(int *num_btls,
     }
     if (OPAL_SUCCESS != rc) {
         opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: cannot allocate fragments: btl elan disqualified");
+                            "btl: elan: cannot allocate the endpoint table or fragments: "
+                            "btl elan disqualified");
         mca_btl_elan_finalize(&module->super);
         free(btls);
         return NULL;
