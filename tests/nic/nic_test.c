@@ -982,11 +982,12 @@ static int t_bad_mmu(void)
 	struct th t;
 	struct th_ctx *a, *b;
 	struct elan_cmd cmd;
-	uint64_t npfn = (32 * MiB) >> 12;
+	/* pfn 0: the directory as the driver wrote it */
 	static const struct { uint32_t sets, page; uint64_t pfn; } bad[] = {
 		{ 0, 0, 0 }, { 32, 0, 0 }, { 1000, 0, 0 },
 		{ ELAN_MMU_MAX_SETS * 2, 0, 0 }, { 0x80000001u, 0, 0 },
-		{ TH_MMU_SETS, 0, 1ull << 40 }, { TH_MMU_SETS, TH_MMU_PAGES - 1, ~0ull },
+		{ TH_MMU_SETS, 0, 1ull << 40 },
+		{ TH_MMU_SETS, TH_MMU_PAGES - 1, (32 * MiB) >> 12 },	/* just past RAM */
 	};
 	size_t i;
 	int st;
@@ -1000,7 +1001,7 @@ static int t_bad_mmu(void)
 		/* the driver wrote a proper table; garble it before the NIC looks */
 		b->ctl->mmu_sets = bad[i].sets;
 		if (bad[i].pfn)
-			b->mmu_dir[bad[i].page] = bad[i].pfn == ~0ull ? npfn : bad[i].pfn;
+			b->mmu_dir[bad[i].page] = bad[i].pfn;
 		th_preload(b, th_va(b, 0), 16 * 4096);
 		cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 4096), 4096);
 		st = th_do(&t, a, &cmd, NULL);
