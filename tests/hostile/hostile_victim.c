@@ -267,6 +267,29 @@ static void drain(void)
 	run_held();
 }
 
+/*
+ * The stage's file pause.NAME: stop for PAUSE_SECS right before the next
+ * send, once.  Meanwhile our peers fill our receive ring and wait for
+ * room in it, and those that also send to each other fill each other's:
+ * when we go on, our send meets a full ring whose owner waits for ours.
+ * Only a victim that takes its messages while it waits gets out of that
+ * cycle (what an MPI progress engine does); one that does not hangs.
+ */
+#define PAUSE_SECS 3
+static void pause_if_asked(const struct peer *p)
+{
+	char fname[256];
+
+	snprintf(fname, sizeof(fname), "pause.%s", name);
+	if (!h_file_exists(dir, fname))
+		return;
+	snprintf(fname, sizeof(fname), "%s/pause.%s", dir, name);
+	unlink(fname);
+	printf("victim %s: pausing %d s before a send to %s\n", name,
+	       PAUSE_SECS, p->name);
+	sleep(PAUSE_SECS);
+}
+
 /* One round of legitimate traffic with peer p, every result checked. */
 static void one_round(struct peer *p)
 {
@@ -314,6 +337,7 @@ static void one_round(struct peer *p)
 	if (r == 0)
 		p->mine.ncswap++;
 
+	pause_if_asked(p);
 	d.seq = (uint32_t)p->mine.nsent;
 	d.len = (uint32_t)(16 + (i * 37) % 3000);
 	d.seed = seed ^ 0xa11ce;
