@@ -14,37 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
+#include "fuzz_input.h"
 
 static struct th t;
-static uint64_t fake_ns;
-
-/* A clock that moves 100 us per reading: fault timeouts happen quickly
- * and reproducibly. */
-static uint64_t fake_now(void)
-{
-	fake_ns += 100000;
-	return fake_ns;
-}
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint64_t take(struct in *in, int bytes)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < bytes; i++) {
-		v <<= 8;
-		if (in->n) {
-			v |= *in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
 
 static const struct { uint32_t node, idx; uint64_t cap; } ctxs[] = {
 	{ 0, 0, 1 }, { 1, 1, 1 }, { 0, 2, 2 }, { 1, 31, 1 },

@@ -20,35 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
+#include "fuzz_input.h"
 
 static struct th t;
-static uint64_t fake_ns;
-
-static uint64_t fake_now(void)
-{
-	fake_ns += 100000;	/* 100 us per reading: timeouts come quickly */
-	return fake_ns;
-}
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint64_t take(struct in *in, int bytes)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < bytes; i++) {
-		v <<= 8;
-		if (in->n) {
-			v |= *in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
 
 #define HONEST_CAP	0x5eed5eed5eedull
 #define HPAGES		8		/* pages of memory per honest context */
