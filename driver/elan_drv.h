@@ -24,7 +24,7 @@
 #include <linux/miscdevice.h>
 #include <linux/ioproc.h>
 
-#include "elan_hw.h"
+#include <elan/elan_hw.h>
 
 struct pci_dev;
 struct dentry;

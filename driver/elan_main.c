@@ -3,7 +3,7 @@
  * elan.ko: driver of the virtual Elan NIC.
  *
  * The NIC is an ivshmem-doorbell PCI device (1af4:1110) whose BAR2 holds
- * the NIC region (nic/elan_hw.h); a plain ivshmem device is recognised by
+ * the NIC region (<elan/elan_hw.h>); a plain ivshmem device is recognised by
  * the missing magic and left alone.  /dev/elan0 gives one NIC context per
  * open file: ELAN_IOC_ATTACH claims a slot and registers IOPROC hooks on
  * the caller's mm; mmap() hands user space its command queue and its

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/uio.h>
-#include "elan_hw.h"
+#include <elan/elan_hw.h>
 
 /* Returned by internal functions (never in an event): the op waits. */
 #define NICD_PENDING		(-1)
