@@ -108,14 +108,7 @@ struct nicd_ctx {
 	uint8_t space_want;	/* this step: an op found a ring of ours full */
 	uint32_t waiting_pub;	/* the status page's nic_waiting */
 	struct nicd_op op;
-	/* pointers into the region */
-	struct elan_hw_ctx *ctl;
-	struct elan_user_ctl *uctl;
-	struct elan_cmd *cmdq;
-	struct elan_user_status *ust;
-	struct elan_event *evq;
-	uint8_t *recvq;
-	__u64 *mmu_dir;
+	struct elan_hw_ctx_map map;	/* its pieces in the region */
 	/* the NIC MMU as taken up with the generation (nicd_mmu_take) */
 	struct elan_hw_tlbe **mmu_page;	/* host address of each table page */
 	uint32_t mmu_sets;

@@ -24,8 +24,8 @@ void nicd_notify(struct nicd_engine *e, struct nicd_ctx *c)
 /* Raise the event interrupt if the driver armed the context. */
 void nicd_check_armed(struct nicd_ctx *c)
 {
-	if (LOAD(&c->ctl->armed) &&
-	    __atomic_exchange_n(&c->ctl->armed, 0, __ATOMIC_ACQ_REL))
+	if (LOAD(&c->map.ctl->armed) &&
+	    __atomic_exchange_n(&c->map.ctl->armed, 0, __ATOMIC_ACQ_REL))
 		c->nd->irq_pending |= 1u << ELAN_IRQ_EVENT;
 }
 
@@ -36,7 +36,7 @@ void nicd_check_armed(struct nicd_ctx *c)
  */
 int nicd_ev_credit(struct nicd_ctx *c)
 {
-	uint32_t h = LOAD_ACQ(&c->uctl->ev_head);
+	uint32_t h = LOAD_ACQ(&c->map.uctl->ev_head);
 	uint32_t used = c->ev_tail - h;
 
 	if (used > ELAN_EVQ_ENTRIES)
@@ -47,7 +47,7 @@ int nicd_ev_credit(struct nicd_ctx *c)
 /* Write an event into c's ring; the caller holds a credit. */
 void nicd_post_event(struct nicd_ctx *c, const struct elan_event *ev)
 {
-	struct elan_event *s = elan_evq_slot(c->evq, c->ev_tail);
+	struct elan_event *s = elan_evq_slot(c->map.evq, c->ev_tail);
 
 	if (c->ev_reserved)
 		c->ev_reserved--;
@@ -88,10 +88,10 @@ void nicd_ctx_drop(struct nicd *n, struct nicd_ctx *c, uint32_t state,
 	c->state = state;
 	if (!nd->up)
 		return;
-	STORE(&c->ust->error, error);
-	STORE_REL(&c->ust->state, state);
-	STORE(&c->ctl->nic_error, error);
-	STORE_REL(&c->ctl->nic_state, state);
+	STORE(&c->map.status->error, error);
+	STORE_REL(&c->map.status->state, state);
+	STORE(&c->map.ctl->nic_error, error);
+	STORE_REL(&c->map.ctl->nic_state, state);
 	if (state == ELAN_CTX_FAILED) {
 		atomic_thread_fence(memory_order_seq_cst);
 		nicd_check_armed(c);
@@ -122,23 +122,23 @@ static void ctx_adopt(struct nicd *n, struct nicd_ctx *c, uint32_t gen)
 
 	op_release(n, c);
 	c->gen = gen;
-	c->cap = LOAD(&c->ctl->capability);
+	c->cap = LOAD(&c->map.ctl->capability);
 	c->cmd_tail = c->ev_tail = c->recv_tail = c->recv_watched = 0;
 	c->ev_reserved = 0;
 	c->blocked = 0;
 	c->space_want = 0;
 	c->waiting_pub = 0;
 	c->state = ELAN_CTX_ACTIVE;
-	STORE(&c->ust->nic_waiting, 0u);
-	STORE(&c->ust->node, nd->id);
-	STORE(&c->ust->ctx, c->idx);
-	STORE(&c->ust->cmd_tail, 0u);
-	STORE(&c->ust->error, 0u);
-	STORE(&c->ust->nic_sleeping, n->sleeping);
-	STORE_REL(&c->ust->state, (uint32_t)ELAN_CTX_ACTIVE);
-	STORE(&c->ctl->nic_error, 0u);
-	STORE(&c->ctl->nic_generation, gen);
-	STORE_REL(&c->ctl->nic_state, (uint32_t)ELAN_CTX_ACTIVE);
+	STORE(&c->map.status->nic_waiting, 0u);
+	STORE(&c->map.status->node, nd->id);
+	STORE(&c->map.status->ctx, c->idx);
+	STORE(&c->map.status->cmd_tail, 0u);
+	STORE(&c->map.status->error, 0u);
+	STORE(&c->map.status->nic_sleeping, n->sleeping);
+	STORE_REL(&c->map.status->state, (uint32_t)ELAN_CTX_ACTIVE);
+	STORE(&c->map.ctl->nic_error, 0u);
+	STORE(&c->map.ctl->nic_generation, gen);
+	STORE_REL(&c->map.ctl->nic_state, (uint32_t)ELAN_CTX_ACTIVE);
 	nd->active_mask |= 1u << c->idx;
 	nicd_logf(n, NICD_LOG_DEBUG, "node %u ctx %u: active, generation %u",
 		  nd->id, c->idx, gen);
@@ -148,8 +148,8 @@ static void ctx_adopt(struct nicd *n, struct nicd_ctx *c, uint32_t gen)
 int nicd_ctx_sync(struct nicd *n, struct nicd_ctx *c)
 {
 	struct nicd_node *nd = c->nd;
-	uint32_t st = LOAD_ACQ(&c->ctl->state);
-	uint32_t gen = LOAD_ACQ(&c->ctl->generation);
+	uint32_t st = LOAD_ACQ(&c->map.ctl->state);
+	uint32_t gen = LOAD_ACQ(&c->map.ctl->generation);
 	int r;
 
 	if (st == ELAN_CTX_ACTIVE) {

@@ -352,7 +352,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	c->blocked = 0;
 	while (budget && c->state == ELAN_CTX_ACTIVE) {
 		if (!c->has_op) {
-			slot = elan_cmdq_slot(c->cmdq, c->cmd_tail);
+			slot = elan_cmdq_slot(c->map.cmdq, c->cmd_tail);
 			if (LOAD_ACQ(&slot->seq) != elan_ring_seq(c->cmd_tail))
 				break;		/* not ready */
 			r = nicd_ev_credit(c);
@@ -369,7 +369,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 			}
 			memcpy(&c->op.cmd, slot, sizeof(c->op.cmd));
 			c->cmd_tail++;
-			STORE_REL(&c->ust->cmd_tail, c->cmd_tail);
+			STORE_REL(&c->map.status->cmd_tail, c->cmd_tail);
 			c->ev_reserved++;
 			memset((uint8_t *)&c->op + sizeof(c->op.cmd), 0,
 			       sizeof(c->op) - sizeof(c->op.cmd));
@@ -429,11 +429,12 @@ static int publish_waiting(struct nicd *n)
 				if (++n->wait_seq == 0)
 					n->wait_seq = 1;
 				c->waiting_pub = n->wait_seq;
-				STORE(&c->ust->nic_waiting, c->waiting_pub);
+				STORE(&c->map.status->nic_waiting,
+				      c->waiting_pub);
 				newly = 1;
 			} else if (!c->space_want && c->waiting_pub) {
 				c->waiting_pub = 0;
-				STORE(&c->ust->nic_waiting, 0u);
+				STORE(&c->map.status->nic_waiting, 0u);
 			}
 			c->space_want = 0;
 		}
@@ -582,12 +583,12 @@ int nicd_consumers_behind(struct nicd *n)
 		/* heads are untrusted: only compared, never used */
 		if (wt->got_msg) {
 			msgs = 1;
-			if ((int32_t)(LOAD(&c->uctl->recv_seen) -
+			if ((int32_t)(LOAD(&c->map.uctl->recv_seen) -
 				      wt->recv_tail) < 0 &&
-			    (int32_t)(LOAD(&c->uctl->recv_head) -
+			    (int32_t)(LOAD(&c->map.uctl->recv_head) -
 				      wt->recv_tail) < 0)
 				return NICD_BEHIND;
-		} else if ((int32_t)(LOAD(&c->uctl->ev_head) -
+		} else if ((int32_t)(LOAD(&c->map.uctl->ev_head) -
 				     wt->ev_tail) < 0) {
 			behind = 1;
 		}
@@ -642,8 +643,8 @@ int nicd_node_settled(struct nicd *n, uint32_t node)
 		const struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
 
 		/* heads are untrusted: only compared */
-		if (c->has_op || LOAD(&c->uctl->ev_head) != c->ev_tail ||
-		    LOAD(&c->uctl->recv_head) != c->recv_tail)
+		if (c->has_op || LOAD(&c->map.uctl->ev_head) != c->ev_tail ||
+		    LOAD(&c->map.uctl->recv_head) != c->recv_tail)
 			return 0;
 	}
 	return 1;

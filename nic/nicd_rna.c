@@ -50,8 +50,8 @@ struct nicd_ctx *nicd_rna_target(struct nicd *n, const struct nicd_target *t,
 	}
 	tc = &nd->ctx[t->ctx];
 	if (tc->state != ELAN_CTX_ACTIVE || tc->gen != t->gen ||
-	    LOAD(&tc->ctl->state) != ELAN_CTX_ACTIVE ||
-	    LOAD(&tc->ctl->generation) != t->gen) {
+	    LOAD(&tc->map.ctl->state) != ELAN_CTX_ACTIVE ||
+	    LOAD(&tc->map.ctl->generation) != t->gen) {
 		*st = ELAN_E_TARGET_GONE;
 		return NULL;
 	}
@@ -146,7 +146,7 @@ int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
 	tc = nicd_rna_target(n, t, &r);
 	if (!tc)
 		return r;
-	head = LOAD_ACQ(&tc->uctl->recv_head);
+	head = LOAD_ACQ(&tc->map.uctl->recv_head);
 	used = tc->recv_tail - head;
 	if (used > ELAN_RECVQ_ENTRIES) {
 		nicd_ctx_fail(n, tc, ELAN_E_QUEUE, "recv_head out of range");
@@ -157,7 +157,7 @@ int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
 		tc->space_want = 1;
 		return NICD_PENDING;
 	}
-	h = elan_recvq_slot(tc->recvq, tc->recv_tail);
+	h = elan_recvq_slot(tc->map.recvq, tc->recv_tail);
 	p = (uint8_t *)h + ELAN_RECV_HDR;
 	if (e->chunk_hook)
 		e->chunk_hook(n, e, t->node, 1, e->hook_arg);
