@@ -42,7 +42,7 @@
 #include "opal/util/show_help.h"
 #include "opal/threads/mutex.h"
 
-#include "elan.h"
+#include "libelan.h"
 
 BEGIN_C_DECLS
 

@@ -24,7 +24,7 @@
 #include <linux/miscdevice.h>
 #include <linux/ioproc.h>
 
-#include "elan_hw.h"
+#include <elan/elan_hw.h>
 
 struct pci_dev;
 struct dentry;
@@ -143,11 +143,7 @@ struct elan_ctx {
 	struct ioproc_ops ops;
 	bool registered;
 
-	/* NIC region pieces of the slot */
-	struct elan_hw_ctx *hw;
-	struct elan_user_ctl *uctl;	/* start of the CMD area */
-	struct elan_user_status *status;/* start of the EVT area */
-	u64 *mmu_dir;			/* the slot's MMU directory */
+	struct elan_hw_ctx_map map;	/* the slot's pieces in the NIC region */
 	struct elan_mmu_table *mmu;	/* the slot's table */
 	phys_addr_t cmd_phys, evt_phys;
 

@@ -134,7 +134,7 @@ static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write,
 	int ret;
 
 	if (!READ_ONCE(c->live) ||
-	    READ_ONCE(c->hw->state) != ELAN_CTX_ACTIVE)
+	    READ_ONCE(c->map.ctl->state) != ELAN_CTX_ACTIVE)
 		return ELAN_E_TARGET_GONE;
 	if (!mmget_not_zero(mm))
 		return ELAN_E_TARGET_GONE;

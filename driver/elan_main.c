@@ -3,7 +3,7 @@
  * elan.ko: driver of the virtual Elan NIC.
  *
  * The NIC is an ivshmem-doorbell PCI device (1af4:1110) whose BAR2 holds
- * the NIC region (nic/elan_hw.h); a plain ivshmem device is recognised by
+ * the NIC region (<elan/elan_hw.h>); a plain ivshmem device is recognised by
  * the missing magic and left alone.  /dev/elan0 gives one NIC context per
  * open file: ELAN_IOC_ATTACH claims a slot and registers IOPROC hooks on
  * the caller's mm; mmap() hands user space its command queue and its
@@ -87,13 +87,9 @@ static void elan_slot_bind(struct elan_ctx *c, unsigned int i)
 	struct elan_dev *dev = c->dev;
 	phys_addr_t base = dev->region_phys + dev->ctx_off +
 			   (phys_addr_t)i * dev->ctx_stride;
-	struct elan_hw_ctx_map m = elan_hw_ctx_map(elan_ctx_base(dev, i));
 
 	c->idx = i;
-	c->hw = m.ctl;
-	c->uctl = m.uctl;
-	c->status = m.status;
-	c->mmu_dir = m.mmu_dir;
+	c->map = elan_hw_ctx_map(elan_ctx_base(dev, i));
 	c->mmu = &dev->mmu[i];
 	c->cmd_phys = base + ELAN_CTX_OFF_CMD;
 	c->evt_phys = base + ELAN_CTX_OFF_EVT;
@@ -149,20 +145,20 @@ static void elan_slot_release(struct elan_dev *dev, struct elan_ctx *c)
 static void elan_slot_reset(struct elan_ctx *c, u64 capability)
 {
 	struct elan_dev *dev = c->dev;
-	struct elan_hw_ctx *hw = c->hw;
+	struct elan_hw_ctx *hw = c->map.ctl;
 	unsigned int p;
 
 	WRITE_ONCE(hw->state, ELAN_CTX_FREE);
 	WRITE_ONCE(hw->armed, 0);
-	memset(c->uctl, 0, ELAN_CMD_AREA_SIZE);
-	memset(c->status, 0, ELAN_EVT_AREA_SIZE);
-	WRITE_ONCE(c->status->node, READ_ONCE(dev->hdr->node));
-	WRITE_ONCE(c->status->ctx, c->idx);
+	memset(c->map.uctl, 0, ELAN_CMD_AREA_SIZE);
+	memset(c->map.status, 0, ELAN_EVT_AREA_SIZE);
+	WRITE_ONCE(c->map.status->node, READ_ONCE(dev->hdr->node));
+	WRITE_ONCE(c->map.status->ctx, c->idx);
 	WRITE_ONCE(hw->capability, capability);
 	WRITE_ONCE(hw->generation, READ_ONCE(hw->generation) + 1);
 	elan_mmu_clear(c);
 	for (p = 0; p < c->mmu->sets / ELAN_MMU_PAGE_SETS; p++)
-		WRITE_ONCE(c->mmu_dir[p], PHYS_PFN(__pa(c->mmu->page[p])));
+		WRITE_ONCE(c->map.mmu_dir[p], PHYS_PFN(__pa(c->mmu->page[p])));
 	WRITE_ONCE(hw->mmu_sets, c->mmu->sets);
 	/* Everything above is visible before the NIC sees the state. */
 	smp_wmb();
@@ -275,9 +271,9 @@ static long elan_attach(struct elan_ctx *c, struct elan_attach __user *uarg)
 		goto out;
 	}
 	c->registered = true;
-	WRITE_ONCE(c->status->state, ELAN_CTX_ACTIVE);
+	WRITE_ONCE(c->map.status->state, ELAN_CTX_ACTIVE);
 	/* The reset slot and capability are visible before ACTIVE. */
-	smp_store_release(&c->hw->state, ELAN_CTX_ACTIVE);
+	smp_store_release(&c->map.ctl->state, ELAN_CTX_ACTIVE);
 	/*
 	 * A NIC declared dead since the check above may have passed this
 	 * slot by: fail the context here.  The barrier pairs with the
@@ -403,19 +399,17 @@ static __poll_t elan_poll(struct file *file, poll_table *pt)
 	if (READ_ONCE(dev->removed))
 		return EPOLLERR | EPOLLHUP;
 
-	WRITE_ONCE(c->hw->armed, 1);
+	WRITE_ONCE(c->map.ctl->armed, 1);
 	/* Armed before looking: an event posted after this interrupts. */
 	smp_mb();
 
-	head = READ_ONCE(c->uctl->ev_head);
-	ev = (const void *)c->status + ELAN_EVT_OFF_EVQ +
-	     (head & (ELAN_EVQ_ENTRIES - 1)) * sizeof(*ev);
+	head = READ_ONCE(c->map.uctl->ev_head);
+	ev = elan_evq_slot(c->map.evq, head);
 	if (READ_ONCE(ev->seq) == head + 1)
 		mask |= EPOLLIN | EPOLLRDNORM;
 
-	head = READ_ONCE(c->uctl->recv_head);
-	rh = (const void *)c->status + ELAN_EVT_OFF_RECVQ +
-	     (head & (ELAN_RECVQ_ENTRIES - 1)) * ELAN_RECV_SLOT;
+	head = READ_ONCE(c->map.uctl->recv_head);
+	rh = elan_recvq_slot(c->map.recvq, head);
 	if (READ_ONCE(rh->seq) == head + 1)
 		mask |= EPOLLIN | EPOLLRDNORM;
 
@@ -423,8 +417,8 @@ static __poll_t elan_poll(struct file *file, poll_table *pt)
 	 * Not dev->dead: elan_nic_dead() fails the contexts before it wakes
 	 * us, and an error here must come with the context's state.
 	 */
-	if (READ_ONCE(c->status->state) == ELAN_CTX_FAILED ||
-	    READ_ONCE(c->hw->nic_state) == ELAN_CTX_FAILED)
+	if (READ_ONCE(c->map.status->state) == ELAN_CTX_FAILED ||
+	    READ_ONCE(c->map.ctl->nic_state) == ELAN_CTX_FAILED)
 		mask |= EPOLLERR;
 	if (!READ_ONCE(c->live))
 		mask |= EPOLLHUP;

@@ -775,15 +775,15 @@ void elan_ctx_quiesce(struct elan_ctx *c, bool mm_gone)
 	elan_shootdown(dev, c->idx);
 	spin_unlock(&c->lock);
 
-	if (READ_ONCE(c->hw->state) != ELAN_CTX_FREE) {
+	if (READ_ONCE(c->map.ctl->state) != ELAN_CTX_FREE) {
 		/* The emptied table is visible before the state. */
-		smp_store_release(&c->hw->state, ELAN_CTX_FREE);
+		smp_store_release(&c->map.ctl->state, ELAN_CTX_FREE);
 		if (mm_gone) {
-			WRITE_ONCE(c->status->error, ELAN_E_TARGET_GONE);
+			WRITE_ONCE(c->map.status->error, ELAN_E_TARGET_GONE);
 			/* error before state, for user space */
 			smp_wmb();
 		}
-		WRITE_ONCE(c->status->state, ELAN_CTX_FREE);
+		WRITE_ONCE(c->map.status->state, ELAN_CTX_FREE);
 		elan_ring(dev, ELAN_DB_CTX);
 	}
 	wake_up_all(&dev->waitq);

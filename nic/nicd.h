@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/uio.h>
-#include "elan_hw.h"
+#include <elan/elan_hw.h>
 
 /* Returned by internal functions (never in an event): the op waits. */
 #define NICD_PENDING		(-1)
@@ -108,14 +108,7 @@ struct nicd_ctx {
 	uint8_t space_want;	/* this step: an op found a ring of ours full */
 	uint32_t waiting_pub;	/* the status page's nic_waiting */
 	struct nicd_op op;
-	/* pointers into the region */
-	struct elan_hw_ctx *ctl;
-	struct elan_user_ctl *uctl;
-	struct elan_cmd *cmdq;
-	struct elan_user_status *ust;
-	struct elan_event *evq;
-	uint8_t *recvq;
-	__u64 *mmu_dir;
+	struct elan_hw_ctx_map map;	/* its pieces in the region */
 	/* the NIC MMU as taken up with the generation (nicd_mmu_take) */
 	struct elan_hw_tlbe **mmu_page;	/* host address of each table page */
 	uint32_t mmu_sets;
@@ -341,9 +334,25 @@ void nicd_engine_init(struct nicd_engine *e, uint32_t idx);
 #define STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
-/* The context stops (node down, detach, failure): nicd_engine.c. */
+/* contexts (nicd_ctx.c) */
+/* The context stops (node down, detach, failure). */
 void nicd_ctx_drop(struct nicd *n, struct nicd_ctx *c, uint32_t state,
 		   uint32_t error);
+/* The context fails: logged, an ERROR event if its ring has room, dropped. */
+void nicd_ctx_fail(struct nicd *n, struct nicd_ctx *c, uint32_t err,
+		   const char *why);
+/* Follow the driver's ctl.state and generation.  Returns 1 if changed. */
+int nicd_ctx_sync(struct nicd *n, struct nicd_ctx *c);
+/* The context's NIC address, ELAN_ADDR(). */
+uint32_t nicd_ctx_addr(const struct nicd_ctx *c);
+/* Put c on e's notify list (interrupts and watching, end of the step). */
+void nicd_notify(struct nicd_engine *e, struct nicd_ctx *c);
+/* Raise the event interrupt if the driver armed the context. */
+void nicd_check_armed(struct nicd_ctx *c);
+/* An event credit: 1 free, 0 the ring is full, -1 ev_head is corrupt. */
+int nicd_ev_credit(struct nicd_ctx *c);
+/* Write an event into c's ring; the caller holds a credit. */
+void nicd_post_event(struct nicd_ctx *c, const struct elan_event *ev);
 
 uint64_t nicd_now_mono(void);
 void nicd_logf(struct nicd *n, int level, const char *fmt, ...)
@@ -383,7 +392,7 @@ int nicd_wait_poll(struct nicd *n, struct nicd_wait *w);
 void nicd_faults_reset(struct nicd_node *nd);
 
 /*
- * Remote node access (nicd_engine.c): the only way an op touches the
+ * Remote node access (nicd_rna.c): the only way an op touches the
  * target side.  Each checks that t still names a live context, then
  * brackets, translates and copies.  Each returns 0, NICD_PENDING (w says
  * what for) or an ELAN_E_* status.  With a fabric spanning several hosts,
@@ -391,6 +400,10 @@ void nicd_faults_reset(struct nicd_node *nd);
  */
 int nicd_rna_resolve(struct nicd *n, uint32_t dst, uint64_t cap,
 		     struct nicd_target *t);
+/* The target context if it is still the one resolved; else NULL and *st
+ * says why (NODE_DOWN, TARGET_GONE). */
+struct nicd_ctx *nicd_rna_target(struct nicd *n, const struct nicd_target *t,
+				 int *st);
 /* Up to *len bytes now (buf is contiguous for that many), *len set to
  * the bytes copied: at least to the end of va's page, as far as the
  * target's translations are contiguous; span: bytes the op goes on for

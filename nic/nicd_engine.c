@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The engine: contexts as the NIC sees them, their command queues, the ops
- * (put, get, atomics, send, fence, nop), events and receive slots, and the
- * remote node access functions through which an op touches its target.
+ * The engine: the command queues, the ops (put, get, atomics, send, fence,
+ * nop) and the step; contexts are in nicd_ctx.c, and the remote node
+ * access functions through which an op touches its target in nicd_rna.c.
  *
  * A context runs one command at a time (so a fence completes at once: every
  * earlier command has already completed); contexts are served round robin
@@ -15,394 +15,6 @@
 #include <string.h>
 #include "nicd.h"
 
-static uint32_t ctx_addr(const struct nicd_ctx *c)
-{
-	return ELAN_ADDR(c->nd->id, c->idx);
-}
-
-static void notify(struct nicd_engine *e, struct nicd_ctx *c)
-{
-	if (c->notify)
-		return;
-	c->notify = 1;
-	e->notify[e->nnotify++] = c;
-}
-
-/* Raise the event interrupt if the driver armed the context. */
-static void check_armed(struct nicd_ctx *c)
-{
-	if (LOAD(&c->ctl->armed) &&
-	    __atomic_exchange_n(&c->ctl->armed, 0, __ATOMIC_ACQ_REL))
-		c->nd->irq_pending |= 1u << ELAN_IRQ_EVENT;
-}
-
-/*
- * Event credits.  The consumer's ev_head is untrusted: it must lie within
- * ELAN_EVQ_ENTRIES behind ev_tail.  1: a credit is free, 0: full,
- * -1: ev_head is corrupt.
- */
-static int ev_credit(struct nicd_ctx *c)
-{
-	uint32_t h = LOAD_ACQ(&c->uctl->ev_head);
-	uint32_t used = c->ev_tail - h;
-
-	if (used > ELAN_EVQ_ENTRIES)
-		return -1;
-	return ELAN_EVQ_ENTRIES - used > c->ev_reserved;
-}
-
-/* Write an event into c's ring; the caller holds a credit. */
-static void post_event(struct nicd_ctx *c, const struct elan_event *ev)
-{
-	struct elan_event *s = elan_evq_slot(c->evq, c->ev_tail);
-
-	if (c->ev_reserved)
-		c->ev_reserved--;
-	s->cookie = ev->cookie;
-	s->value = ev->value;
-	s->len = ev->len;
-	s->src = ev->src;
-	s->type = ev->type;
-	s->status = ev->status;
-	s->op = ev->op;
-	s->pad = 0;
-	STORE_REL(&s->seq, elan_ring_seq(c->ev_tail));
-	c->ev_tail++;
-}
-
-static void op_release(struct nicd *n, struct nicd_ctx *c)
-{
-	if (c->has_op && c->op.tev_reserved)
-		nicd_rna_event_release(n, &c->op.t);
-	c->op.tev_reserved = 0;
-	c->has_op = 0;
-}
-
-/*
- * The context stops: its op is dropped without an event (its owner is gone,
- * or it corrupted its own queue), and the NIC says so in ctl and status.
- */
-void nicd_ctx_drop(struct nicd *n, struct nicd_ctx *c, uint32_t state,
-		   uint32_t error)
-{
-	struct nicd_node *nd = c->nd;
-
-	op_release(n, c);
-	c->blocked = 0;
-	nd->active_mask &= ~(1u << c->idx);
-	if (c->state == ELAN_CTX_FREE && state == ELAN_CTX_FREE)
-		return;
-	c->state = state;
-	if (!nd->up)
-		return;
-	STORE(&c->ust->error, error);
-	STORE_REL(&c->ust->state, state);
-	STORE(&c->ctl->nic_error, error);
-	STORE_REL(&c->ctl->nic_state, state);
-	if (state == ELAN_CTX_FAILED) {
-		atomic_thread_fence(memory_order_seq_cst);
-		check_armed(c);
-	}
-}
-
-static void ctx_fail(struct nicd *n, struct nicd_ctx *c, uint32_t err,
-		     const char *why)
-{
-	struct elan_event ev = { 0 };
-
-	nicd_node_logf(n, c->nd, NICD_LOG_WARN,
-		       "node %u ctx %u: context failed (%s): %s", c->nd->id,
-		       c->idx, nicd_status_name((int)err), why);
-	/* An ERROR event if the ring has room by the NIC's own count. */
-	if (ev_credit(c) > 0) {
-		ev.type = ELAN_EV_ERROR;
-		ev.status = (uint8_t)err;
-		ev.src = ctx_addr(c);
-		post_event(c, &ev);
-	}
-	nicd_ctx_drop(n, c, ELAN_CTX_FAILED, err);
-}
-
-static void ctx_adopt(struct nicd *n, struct nicd_ctx *c, uint32_t gen)
-{
-	struct nicd_node *nd = c->nd;
-
-	op_release(n, c);
-	c->gen = gen;
-	c->cap = LOAD(&c->ctl->capability);
-	c->cmd_tail = c->ev_tail = c->recv_tail = c->recv_watched = 0;
-	c->ev_reserved = 0;
-	c->blocked = 0;
-	c->space_want = 0;
-	c->waiting_pub = 0;
-	c->state = ELAN_CTX_ACTIVE;
-	STORE(&c->ust->nic_waiting, 0u);
-	STORE(&c->ust->node, nd->id);
-	STORE(&c->ust->ctx, c->idx);
-	STORE(&c->ust->cmd_tail, 0u);
-	STORE(&c->ust->error, 0u);
-	STORE(&c->ust->nic_sleeping, n->sleeping);
-	STORE_REL(&c->ust->state, (uint32_t)ELAN_CTX_ACTIVE);
-	STORE(&c->ctl->nic_error, 0u);
-	STORE(&c->ctl->nic_generation, gen);
-	STORE_REL(&c->ctl->nic_state, (uint32_t)ELAN_CTX_ACTIVE);
-	nd->active_mask |= 1u << c->idx;
-	nicd_logf(n, NICD_LOG_DEBUG, "node %u ctx %u: active, generation %u",
-		  nd->id, c->idx, gen);
-}
-
-/* Follow the driver's ctl.state and generation.  Returns 1 if changed. */
-static int ctx_sync(struct nicd *n, struct nicd_ctx *c)
-{
-	struct nicd_node *nd = c->nd;
-	uint32_t st = LOAD_ACQ(&c->ctl->state);
-	uint32_t gen = LOAD_ACQ(&c->ctl->generation);
-	int r;
-
-	if (st == ELAN_CTX_ACTIVE) {
-		if (c->state != ELAN_CTX_FREE && gen == c->gen)
-			return 0;
-		if (!nd->ram) {
-			r = nicd_node_map_ram(n, nd->id);
-			if (r < 0) {
-				nicd_node_logf(n, nd, NICD_LOG_ERR,
-					       "node %u: cannot map guest RAM %s: %s",
-					       nd->id, nd->ram_path ? nd->ram_path : "(none)",
-					       strerror(-r));
-				return 0;
-			}
-		}
-		ctx_adopt(n, c, gen);
-		if (nicd_mmu_take(n, c) < 0)
-			ctx_fail(n, c, ELAN_E_QUEUE, "no usable NIC MMU");
-		return 1;
-	}
-	if (c->state != ELAN_CTX_FREE) {
-		nicd_ctx_drop(n, c, ELAN_CTX_FREE, 0);
-		return 1;
-	}
-	return 0;
-}
-
-/* ------------------------------------------------------------ remote access */
-
-int nicd_rna_resolve(struct nicd *n, uint32_t dst, uint64_t cap,
-		     struct nicd_target *t)
-{
-	uint32_t node = ELAN_ADDR_NODE(dst), ctx = ELAN_ADDR_CTX(dst);
-	struct nicd_node *nd;
-	struct nicd_ctx *tc;
-
-	if (node >= n->nodes || !n->node[node].configured || ctx >= ELAN_MAX_CTX)
-		return ELAN_E_NO_CONTEXT;
-	nd = &n->node[node];
-	if (!nd->up)
-		return ELAN_E_NODE_DOWN;
-	tc = &nd->ctx[ctx];
-	/* It may have been attached a moment ago.  Only a FREE context is
-	 * synced here: that can only take it up.  (Syncing an active one could
-	 * drop or re-adopt the initiator itself in the middle of its op.) */
-	if (tc->state == ELAN_CTX_FREE)
-		ctx_sync(n, tc);
-	if (tc->state != ELAN_CTX_ACTIVE)
-		return ELAN_E_NO_CONTEXT;
-	if (tc->cap != cap)
-		return ELAN_E_CAPABILITY;
-	t->node = node;
-	t->ctx = ctx;
-	t->gen = tc->gen;
-	t->epoch = nd->epoch;
-	t->cap = cap;
-	return ELAN_OK;
-}
-
-/* The target context if it is still the one resolved. */
-static struct nicd_ctx *target_ctx(struct nicd *n, const struct nicd_target *t,
-				   int *st)
-{
-	struct nicd_node *nd = &n->node[t->node];
-	struct nicd_ctx *tc;
-
-	if (!nd->up || nd->epoch != t->epoch) {
-		*st = ELAN_E_NODE_DOWN;
-		return NULL;
-	}
-	tc = &nd->ctx[t->ctx];
-	if (tc->state != ELAN_CTX_ACTIVE || tc->gen != t->gen ||
-	    LOAD(&tc->ctl->state) != ELAN_CTX_ACTIVE ||
-	    LOAD(&tc->ctl->generation) != t->gen) {
-		*st = ELAN_E_TARGET_GONE;
-		return NULL;
-	}
-	return tc;
-}
-
-int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
-		const struct nicd_target *t, uint64_t va, uint64_t span,
-		uint8_t *buf, uint32_t *len, int to_target, struct nicd_wait *w)
-{
-	struct nicd_ctx *tc;
-	uint8_t *tp;
-	int r;
-
-	tc = target_ctx(n, t, &r);
-	if (!tc)
-		return r;
-	nicd_bracket_open(tc->nd, e->idx, tc->idx);
-	r = nicd_xlate(n, tc->nd, tc->idx, va, span, to_target, 1, &tp, w);
-	if (r == 0) {
-		*len = nicd_xlate_run(tc->nd, tc->idx, va, tp, *len, to_target);
-		if (e->chunk_hook)
-			e->chunk_hook(n, e, t->node, to_target, e->hook_arg);
-		if (to_target)
-			memmove(tp, buf, *len);
-		else
-			memmove(buf, tp, *len);
-	}
-	nicd_bracket_close(tc->nd, e->idx);
-	return r;
-}
-
-static uint64_t do_atomic(uint64_t *p, int aop, uint64_t operand,
-			  uint64_t compare)
-{
-	uint64_t old;
-
-	switch (aop) {
-	case ELAN_AOP_ADD:
-		return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
-	case ELAN_AOP_CSWAP:
-		old = compare;
-		__atomic_compare_exchange_n(p, &old, operand, 0,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-		return old;
-	case ELAN_AOP_SWAP:
-		return __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST);
-	case ELAN_AOP_AND:
-		return __atomic_fetch_and(p, operand, __ATOMIC_SEQ_CST);
-	case ELAN_AOP_OR:
-		return __atomic_fetch_or(p, operand, __ATOMIC_SEQ_CST);
-	default:
-		return __atomic_fetch_xor(p, operand, __ATOMIC_SEQ_CST);
-	}
-}
-
-int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
-		    const struct nicd_target *t, uint64_t va, int aop,
-		    uint64_t operand, uint64_t compare, uint64_t *old,
-		    struct nicd_wait *w)
-{
-	struct nicd_ctx *tc;
-	uint8_t *tp;
-	int r;
-
-	tc = target_ctx(n, t, &r);
-	if (!tc)
-		return r;
-	nicd_bracket_open(tc->nd, e->idx, tc->idx);
-	r = nicd_xlate(n, tc->nd, tc->idx, va, 8, 1, 1, &tp, w);
-	if (r == 0) {
-		if (e->chunk_hook)
-			e->chunk_hook(n, e, t->node, 1, e->hook_arg);
-		/* va is 8-aligned (validated) and so is tp: one page */
-		*old = do_atomic((uint64_t *)(void *)tp, aop, operand, compare);
-	}
-	nicd_bracket_close(tc->nd, e->idx);
-	return r;
-}
-
-int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
-		  const struct nicd_target *t, uint32_t src, uint32_t tag,
-		  const struct iovec *iov, int iovcnt, uint32_t len,
-		  struct nicd_wait *w)
-{
-	struct elan_recv_hdr *h;
-	struct nicd_ctx *tc;
-	uint32_t head, used;
-	uint8_t *p;
-	int r, i;
-
-	tc = target_ctx(n, t, &r);
-	if (!tc)
-		return r;
-	head = LOAD_ACQ(&tc->uctl->recv_head);
-	used = tc->recv_tail - head;
-	if (used > ELAN_RECVQ_ENTRIES) {
-		ctx_fail(n, tc, ELAN_E_QUEUE, "recv_head out of range");
-		return ELAN_E_TARGET_GONE;
-	}
-	if (used == ELAN_RECVQ_ENTRIES) {
-		w->kind = NICD_W_SPACE;
-		tc->space_want = 1;
-		return NICD_PENDING;
-	}
-	h = elan_recvq_slot(tc->recvq, tc->recv_tail);
-	p = (uint8_t *)h + ELAN_RECV_HDR;
-	if (e->chunk_hook)
-		e->chunk_hook(n, e, t->node, 1, e->hook_arg);
-	for (i = 0; i < iovcnt; i++) {
-		memcpy(p, iov[i].iov_base, iov[i].iov_len);
-		p += iov[i].iov_len;
-	}
-	h->src = src;
-	h->tag = tag;
-	h->len = len;
-	memset(h->pad, 0, sizeof(h->pad));
-	STORE_REL(&h->seq, elan_ring_seq(tc->recv_tail));
-	tc->recv_tail++;
-	notify(e, tc);
-	return 0;
-}
-
-int nicd_rna_event_reserve(struct nicd *n, const struct nicd_target *t,
-			   struct nicd_wait *w)
-{
-	struct nicd_ctx *tc;
-	int r;
-
-	tc = target_ctx(n, t, &r);
-	if (!tc)
-		return r;
-	r = ev_credit(tc);
-	if (r < 0) {
-		ctx_fail(n, tc, ELAN_E_QUEUE, "ev_head out of range");
-		return ELAN_E_TARGET_GONE;
-	}
-	if (r == 0) {
-		w->kind = NICD_W_SPACE;
-		tc->space_want = 1;
-		return NICD_PENDING;
-	}
-	tc->ev_reserved++;
-	return 0;
-}
-
-void nicd_rna_event_release(struct nicd *n, const struct nicd_target *t)
-{
-	struct nicd_ctx *tc;
-	int r;
-
-	tc = target_ctx(n, t, &r);
-	if (tc && tc->ev_reserved)
-		tc->ev_reserved--;
-}
-
-void nicd_rna_event_post(struct nicd *n, struct nicd_engine *e,
-			 const struct nicd_target *t,
-			 const struct elan_event *ev)
-{
-	struct nicd_ctx *tc;
-	int r;
-
-	tc = target_ctx(n, t, &r);
-	if (!tc)
-		return;
-	post_event(tc, ev);
-	notify(e, tc);
-}
-
-/* ------------------------------------------------------------ ops */
-
 static int remote_event(struct nicd *n, struct nicd_engine *e,
 			struct nicd_ctx *c)
 {
@@ -414,7 +26,7 @@ static int remote_event(struct nicd *n, struct nicd_engine *e,
 	ev.cookie = op->cmd.cookie;
 	ev.value = op->cmd.raddr;
 	ev.len = (uint32_t)op->cmd.len;
-	ev.src = ctx_addr(c);
+	ev.src = nicd_ctx_addr(c);
 	ev.type = ELAN_EV_REMOTE;
 	ev.status = ELAN_OK;
 	ev.op = op->cmd.op;
@@ -482,7 +94,7 @@ static int op_prepare(struct nicd *n, struct nicd_ctx *c)
 		struct nicd_wait w = op->w;
 
 		/* the target may have gone while the op waited */
-		if (!target_ctx(n, &op->t, &r))
+		if (!nicd_rna_target(n, &op->t, &r))
 			return r;
 		r = nicd_wait_poll(n, &op->w);
 		if (r)
@@ -667,8 +279,8 @@ static int op_send(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		}
 	}
 	if (r == 0)
-		r = nicd_rna_recv(n, e, &op->t, ctx_addr(c), op->cmd.tag, iov,
-				  cnt, len, &op->w);
+		r = nicd_rna_recv(n, e, &op->t, nicd_ctx_addr(c), op->cmd.tag,
+				  iov, cnt, len, &op->w);
 	nicd_bracket_close(nd, e->idx);
 	if (r)
 		return r;
@@ -717,9 +329,9 @@ static void complete(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	ev.type = ELAN_EV_DONE;
 	ev.status = (uint8_t)status;
 	ev.op = op->cmd.op;
-	post_event(c, &ev);
+	nicd_post_event(c, &ev);
 	nicd_trace(n, 'D', c->nd->id, c->idx, op->cmd.op, op->done);
-	notify(e, c);
+	nicd_notify(e, c);
 	c->has_op = 0;
 	c->ncmds++;
 }
@@ -740,12 +352,12 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	c->blocked = 0;
 	while (budget && c->state == ELAN_CTX_ACTIVE) {
 		if (!c->has_op) {
-			slot = elan_cmdq_slot(c->cmdq, c->cmd_tail);
+			slot = elan_cmdq_slot(c->map.cmdq, c->cmd_tail);
 			if (LOAD_ACQ(&slot->seq) != elan_ring_seq(c->cmd_tail))
 				break;		/* not ready */
-			r = ev_credit(c);
+			r = nicd_ev_credit(c);
 			if (r < 0) {
-				ctx_fail(n, c, ELAN_E_QUEUE, "ev_head out of range");
+				nicd_ctx_fail(n, c, ELAN_E_QUEUE, "ev_head out of range");
 				work++;
 				break;
 			}
@@ -757,7 +369,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 			}
 			memcpy(&c->op.cmd, slot, sizeof(c->op.cmd));
 			c->cmd_tail++;
-			STORE_REL(&c->ust->cmd_tail, c->cmd_tail);
+			STORE_REL(&c->map.status->cmd_tail, c->cmd_tail);
 			c->ev_reserved++;
 			memset((uint8_t *)&c->op + sizeof(c->op.cmd), 0,
 			       sizeof(c->op) - sizeof(c->op.cmd));
@@ -817,11 +429,12 @@ static int publish_waiting(struct nicd *n)
 				if (++n->wait_seq == 0)
 					n->wait_seq = 1;
 				c->waiting_pub = n->wait_seq;
-				STORE(&c->ust->nic_waiting, c->waiting_pub);
+				STORE(&c->map.status->nic_waiting,
+				      c->waiting_pub);
 				newly = 1;
 			} else if (!c->space_want && c->waiting_pub) {
 				c->waiting_pub = 0;
-				STORE(&c->ust->nic_waiting, 0u);
+				STORE(&c->map.status->nic_waiting, 0u);
 			}
 			c->space_want = 0;
 		}
@@ -859,10 +472,10 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 			for (j = 0; j < ELAN_MAX_CTX; j++)
 				if (n->n_engines <= 1 ||
 				    (i * ELAN_MAX_CTX + j) % n->n_engines == e->idx)
-					work += ctx_sync(n, &nd->ctx[j]);
+					work += nicd_ctx_sync(n, &nd->ctx[j]);
 		} else {
 			for (m = nd->active_mask; m; m &= m - 1)
-				work += ctx_sync(n, &nd->ctx[__builtin_ctz(m)]);
+				work += nicd_ctx_sync(n, &nd->ctx[__builtin_ctz(m)]);
 		}
 	}
 	/*
@@ -905,7 +518,7 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 
 			c->notify = 0;
 			if (c->nd->up && c->state != ELAN_CTX_FREE)
-				check_armed(c);
+				nicd_check_armed(c);
 			if (c->nd->up && c->state == ELAN_CTX_ACTIVE &&
 			    n->nwatch < NICD_WATCH) {
 				struct nicd_watch *wt = &n->watch[n->nwatch++];
@@ -970,12 +583,12 @@ int nicd_consumers_behind(struct nicd *n)
 		/* heads are untrusted: only compared, never used */
 		if (wt->got_msg) {
 			msgs = 1;
-			if ((int32_t)(LOAD(&c->uctl->recv_seen) -
+			if ((int32_t)(LOAD(&c->map.uctl->recv_seen) -
 				      wt->recv_tail) < 0 &&
-			    (int32_t)(LOAD(&c->uctl->recv_head) -
+			    (int32_t)(LOAD(&c->map.uctl->recv_head) -
 				      wt->recv_tail) < 0)
 				return NICD_BEHIND;
-		} else if ((int32_t)(LOAD(&c->uctl->ev_head) -
+		} else if ((int32_t)(LOAD(&c->map.uctl->ev_head) -
 				     wt->ev_tail) < 0) {
 			behind = 1;
 		}
@@ -1030,8 +643,8 @@ int nicd_node_settled(struct nicd *n, uint32_t node)
 		const struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
 
 		/* heads are untrusted: only compared */
-		if (c->has_op || LOAD(&c->uctl->ev_head) != c->ev_tail ||
-		    LOAD(&c->uctl->recv_head) != c->recv_tail)
+		if (c->has_op || LOAD(&c->map.uctl->ev_head) != c->ev_tail ||
+		    LOAD(&c->map.uctl->recv_head) != c->recv_tail)
 			return 0;
 	}
 	return 1;

@@ -327,20 +327,13 @@ int nicd_node_up(struct nicd *n, uint32_t node, void *region)
 	nd->irq_pending = 0;
 	for (i = 0; i < ELAN_MAX_CTX; i++) {
 		struct nicd_ctx *c = &nd->ctx[i];
-		struct elan_hw_ctx_map m = elan_hw_ctx_map(nd->region +
-			ELAN_REGION_OFF_CTX + (size_t)i * ELAN_CTX_STRIDE);
 
 		memset(c, 0, sizeof(*c));
 		c->nd = nd;
 		c->idx = i;
 		c->state = ELAN_CTX_FREE;
-		c->ctl = m.ctl;
-		c->uctl = m.uctl;
-		c->cmdq = m.cmdq;
-		c->ust = m.status;
-		c->evq = m.evq;
-		c->recvq = m.recvq;
-		c->mmu_dir = m.mmu_dir;
+		c->map = elan_hw_ctx_map(nd->region + ELAN_REGION_OFF_CTX +
+					 (size_t)i * ELAN_CTX_STRIDE);
 	}
 	h->version = ELAN_HW_VERSION;
 	h->region_size = ELAN_REGION_SIZE;
@@ -443,8 +436,8 @@ void nicd_set_sleeping(struct nicd *n, int on)
 		for (m = nd->active_mask; m; m &= m - 1) {
 			struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
 
-			__atomic_store_n(&c->ust->nic_sleeping, n->sleeping,
-					 __ATOMIC_RELAXED);
+			__atomic_store_n(&c->map.status->nic_sleeping,
+					 n->sleeping, __ATOMIC_RELAXED);
 		}
 	}
 	if (on)

@@ -68,7 +68,7 @@ static uint8_t *pfn_to_host(const struct nicd_node *nd, uint64_t pfn)
 int nicd_mmu_take(struct nicd *n, struct nicd_ctx *c)
 {
 	struct nicd_node *nd = c->nd;
-	uint32_t sets = LOAD(&c->ctl->mmu_sets), pages, i;
+	uint32_t sets = LOAD(&c->map.ctl->mmu_sets), pages, i;
 	struct elan_hw_tlbe **pg;
 	uint64_t pfn;
 
@@ -94,7 +94,7 @@ int nicd_mmu_take(struct nicd *n, struct nicd_ctx *c)
 		c->mmu_page_cap = pages;
 	}
 	for (i = 0; i < pages; i++) {
-		pfn = LOAD(&c->mmu_dir[i]);
+		pfn = LOAD(&c->map.mmu_dir[i]);
 		c->mmu_page[i] = (struct elan_hw_tlbe *)(void *)pfn_to_host(nd, pfn);
 		if (!c->mmu_page[i]) {
 			nicd_node_logf(n, nd, NICD_LOG_WARN,

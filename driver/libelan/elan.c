@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note
 /*
- * libelan: see elan.h.  The rings are single-producer single-consumer
+ * libelan: see libelan.h.  The rings are single-producer single-consumer
  * with a seq field written last (release) and read first (acquire).
  */
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "elan.h"
+#include "libelan.h"
 
 struct elan_ctx {
 	int fd;

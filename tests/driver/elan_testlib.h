@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../driver/libelan/elan.h"
+#include "libelan.h"
 
 static int t_verbose __attribute__((unused));	/* -v; not every program has one */
 static int t_failed;		/* failures in the current test */

@@ -43,7 +43,7 @@
 #include <sys/mman.h>
 
 #include "hostile.h"
-#include "../../nic/elan_hw.h"
+#include <elan/elan_hw.h>
 
 #define BPAGES		64		/* our buffer */
 #define VA_B		0x100000000000ULL	/* -> our buffer */

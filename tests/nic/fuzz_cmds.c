@@ -161,7 +161,7 @@ static void raw_slot(struct in *in)
 	good = (int)(take(in, 1) & 1);
 	for (i = 0; i < 64; i++)
 		raw[i] = (uint8_t)take(in, 1);
-	s = elan_cmdq_slot(c->cmdq, c->cmd_pos);
+	s = elan_cmdq_slot(c->map.cmdq, c->cmd_pos);
 	memcpy(s, raw, 64);
 	if (good) {
 		__atomic_store_n(&s->seq, elan_ring_seq(c->cmd_pos), __ATOMIC_RELEASE);
@@ -180,9 +180,9 @@ static void ctl_write(struct in *in)
 	if (which & 0x80)
 		v = (which & 1 ? c->recv_pos : c->ev_pos) + (uint32_t)(int8_t)v;
 	if (which & 1)
-		c->uctl->recv_head = v;
+		c->map.uctl->recv_head = v;
 	else
-		c->uctl->ev_head = v;
+		c->map.uctl->ev_head = v;
 }
 
 static void hw_ctl_write(struct in *in)
@@ -194,11 +194,11 @@ static void hw_ctl_write(struct in *in)
 	if (!c)
 		return;
 	switch (which % 5) {
-	case 0: c->ctl->state = (uint32_t)v % 4; break;
-	case 1: c->ctl->generation = (uint32_t)v; break;
-	case 2: c->ctl->capability = v % 3; break;
-	case 3: c->ctl->armed = (uint32_t)v; break;
-	default: c->ctl->state = (uint32_t)v; break;
+	case 0: c->map.ctl->state = (uint32_t)v % 4; break;
+	case 1: c->map.ctl->generation = (uint32_t)v; break;
+	case 2: c->map.ctl->capability = v % 3; break;
+	case 3: c->map.ctl->armed = (uint32_t)v; break;
+	default: c->map.ctl->state = (uint32_t)v; break;
 	}
 	nicd_doorbell(&t.n, c->tn->id, ELAN_DB_CTX);
 }
@@ -224,9 +224,9 @@ static void mmu_write(struct in *in)
 	if (how & 8) {
 		/* the table's size and directory: taken up at the next attach */
 		if (how & 16)
-			c->ctl->mmu_sets = (uint32_t)take(in, 4);
+			c->map.ctl->mmu_sets = (uint32_t)take(in, 4);
 		else
-			c->mmu_dir[take(in, 2) % ELAN_MMU_DIR_ENTRIES] = pfn;
+			c->map.mmu_dir[take(in, 2) % ELAN_MMU_DIR_ENTRIES] = pfn;
 		return;
 	}
 	set = (how & 4) ? (uint32_t)take(in, 2) % TH_MMU_SETS : elan_mmu_set(va, TH_MMU_SETS);

@@ -33,18 +33,10 @@ static void th_irq(void *arg, uint32_t node, uint32_t vec)
 
 static void ctx_ptrs(struct th_node *tn, struct th_ctx *c, uint32_t i)
 {
-	struct elan_hw_ctx_map m = elan_hw_ctx_map((uint8_t *)tn->region +
-		ELAN_REGION_OFF_CTX + (size_t)i * ELAN_CTX_STRIDE);
-
 	c->tn = tn;
 	c->idx = i;
-	c->ctl = m.ctl;
-	c->uctl = m.uctl;
-	c->cmdq = m.cmdq;
-	c->ust = m.status;
-	c->evq = m.evq;
-	c->recvq = m.recvq;
-	c->mmu_dir = m.mmu_dir;
+	c->map = elan_hw_ctx_map((uint8_t *)tn->region + ELAN_REGION_OFF_CTX +
+				 (size_t)i * ELAN_CTX_STRIDE);
 	c->mmu_pfn = tn->mmu_pfn + (uint64_t)i * TH_MMU_PAGES;
 }
 
@@ -205,19 +197,19 @@ struct th_ctx *th_attach(struct th *t, uint32_t node, uint32_t idx,
 	/* The driver's attach: zero the user areas and the MMU, then
 	 * capability, generation, state (release). */
 	if (c->used) {	/* a fresh region is zero already */
-		memset(c->uctl, 0, ELAN_CMD_AREA_SIZE);
-		memset(c->ust, 0, ELAN_EVT_AREA_SIZE);
+		memset(c->map.uctl, 0, ELAN_CMD_AREA_SIZE);
+		memset(c->map.status, 0, ELAN_EVT_AREA_SIZE);
 	}
 	th_mmu_clear(c);
 	for (i = 0; i < TH_MMU_PAGES; i++)
-		c->mmu_dir[i] = c->mmu_pfn + i;
-	c->ctl->mmu_sets = TH_MMU_SETS;
+		c->map.mmu_dir[i] = c->mmu_pfn + i;
+	c->map.ctl->mmu_sets = TH_MMU_SETS;
 	c->used = 1;
-	c->ctl->capability = cap;
-	c->ctl->armed = 0;
-	gen = c->ctl->generation + 1;
-	__atomic_store_n(&c->ctl->generation, gen, __ATOMIC_RELEASE);
-	__atomic_store_n(&c->ctl->state, ELAN_CTX_ACTIVE, __ATOMIC_RELEASE);
+	c->map.ctl->capability = cap;
+	c->map.ctl->armed = 0;
+	gen = c->map.ctl->generation + 1;
+	__atomic_store_n(&c->map.ctl->generation, gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->map.ctl->state, ELAN_CTX_ACTIVE, __ATOMIC_RELEASE);
 	nicd_doorbell(&t->n, node, ELAN_DB_CTX);
 	c->attached = 1;
 	return c;
@@ -225,7 +217,7 @@ struct th_ctx *th_attach(struct th *t, uint32_t node, uint32_t idx,
 
 void th_detach(struct th *t, struct th_ctx *c)
 {
-	__atomic_store_n(&c->ctl->state, ELAN_CTX_FREE, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->map.ctl->state, ELAN_CTX_FREE, __ATOMIC_RELEASE);
 	nicd_doorbell(&t->n, c->tn->id, ELAN_DB_CTX);
 	c->attached = 0;
 }
@@ -337,11 +329,12 @@ void th_preload(struct th_ctx *c, uint64_t va, uint64_t len)
 int th_post(struct th_ctx *c, const struct elan_cmd *cmd)
 {
 	struct elan_cmd *s;
-	uint32_t tail = __atomic_load_n(&c->ust->cmd_tail, __ATOMIC_ACQUIRE);
+	uint32_t tail = __atomic_load_n(&c->map.status->cmd_tail,
+					__ATOMIC_ACQUIRE);
 
 	if (c->cmd_pos - tail >= ELAN_CMDQ_ENTRIES)
 		return -1;
-	s = elan_cmdq_slot(c->cmdq, c->cmd_pos);
+	s = elan_cmdq_slot(c->map.cmdq, c->cmd_pos);
 	memcpy(s, cmd, offsetof(struct elan_cmd, seq));
 	__atomic_store_n(&s->seq, elan_ring_seq(c->cmd_pos), __ATOMIC_RELEASE);
 	c->cmd_pos++;
@@ -350,19 +343,19 @@ int th_post(struct th_ctx *c, const struct elan_cmd *cmd)
 
 int th_poll_ev(struct th_ctx *c, struct elan_event *ev)
 {
-	struct elan_event *s = elan_evq_slot(c->evq, c->ev_pos);
+	struct elan_event *s = elan_evq_slot(c->map.evq, c->ev_pos);
 
 	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != elan_ring_seq(c->ev_pos))
 		return 0;
 	*ev = *s;
 	c->ev_pos++;
-	__atomic_store_n(&c->uctl->ev_head, c->ev_pos, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->map.uctl->ev_head, c->ev_pos, __ATOMIC_RELEASE);
 	return 1;
 }
 
 int th_poll_recv(struct th_ctx *c, struct elan_recv_hdr *h, void *buf)
 {
-	struct elan_recv_hdr *s = elan_recvq_slot(c->recvq, c->recv_pos);
+	struct elan_recv_hdr *s = elan_recvq_slot(c->map.recvq, c->recv_pos);
 	uint8_t *slot = (uint8_t *)s;
 
 	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != elan_ring_seq(c->recv_pos))
@@ -371,7 +364,7 @@ int th_poll_recv(struct th_ctx *c, struct elan_recv_hdr *h, void *buf)
 	if (buf && h->len <= ELAN_SEND_MAX)
 		memcpy(buf, slot + ELAN_RECV_HDR, h->len);
 	c->recv_pos++;
-	__atomic_store_n(&c->uctl->recv_head, c->recv_pos, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->map.uctl->recv_head, c->recv_pos, __ATOMIC_RELEASE);
 	return 1;
 }
 

@@ -42,13 +42,7 @@ struct th_ctx {
 	uint32_t evict;
 	uint8_t attached;
 	uint8_t used;		/* attached before in this region */
-	struct elan_hw_ctx *ctl;
-	struct elan_user_ctl *uctl;
-	struct elan_cmd *cmdq;
-	struct elan_user_status *ust;
-	struct elan_event *evq;
-	uint8_t *recvq;
-	__u64 *mmu_dir;
+	struct elan_hw_ctx_map map;	/* its pieces in the region */
 	uint64_t mmu_pfn;	/* first page of its table (contiguous) */
 };
 

@@ -227,7 +227,7 @@ static int post(struct th_ctx *c, const struct elan_cmd *cmd)
 	if (th_post(c, cmd) < 0)
 		return -1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->ust->nic_sleeping, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&c->map.status->nic_sleeping, __ATOMIC_RELAXED))
 		doorbell((int)c->tn->id, ELAN_DB_WORK);
 	return 0;
 }
@@ -249,9 +249,9 @@ static struct th_ctx *attach(int node, int idx, uint64_t cap, uint32_t npages)
 	int k;
 
 	doorbell(node, ELAN_DB_CTX);
-	for (k = 0; k < 2000 && c->ctl->nic_state != ELAN_CTX_ACTIVE; k++)
+	for (k = 0; k < 2000 && c->map.ctl->nic_state != ELAN_CTX_ACTIVE; k++)
 		usleep(500);
-	return c->ctl->nic_state == ELAN_CTX_ACTIVE ? c : NULL;
+	return c->map.ctl->nic_state == ELAN_CTX_ACTIVE ? c : NULL;
 }
 
 static int setup_ram(int i)
@@ -391,7 +391,7 @@ static int test_transfers(void)
 	a = attach(0, 0, 77, 512);
 	b = attach(1, 3, 77, 512);
 	CHECK(a && b, "attach: the NIC did not take up the contexts");
-	CHECK(a->ust->node == 0 && b->ust->node == 1 && b->ust->ctx == 3,
+	CHECK(a->map.status->node == 0 && b->map.status->node == 1 && b->map.status->ctx == 3,
 	      "status page identity");
 	for (k = 0; k < (1 << 20); k++)
 		buf[k] = (uint8_t)(k * 7 + 3);
@@ -438,7 +438,7 @@ static int test_sleep_and_irq(double idle_secs, double *cpu_pct)
 	double t0;
 
 	usleep(200000);
-	CHECK(g[0].hdr->nic_sleeping && a->ust->nic_sleeping,
+	CHECK(g[0].hdr->nic_sleeping && a->map.status->nic_sleeping,
 	      "NIC not sleeping after 200 ms idle");
 	hb0 = g[0].hdr->heartbeat;
 	c0 = cpu_ticks(nicd_pid);
@@ -455,7 +455,7 @@ static int test_sleep_and_irq(double idle_secs, double *cpu_pct)
 	/* wake by doorbell, event interrupt when armed */
 	while (read(g[0].irq[ELAN_IRQ_EVENT], &val, 8) == 8)
 		;
-	a->ctl->armed = 1;
+	a->map.ctl->armed = 1;
 	t0 = now_s();
 	CHECK(post(a, &cmd) == 0, "post");
 	p.fd = g[0].irq[ELAN_IRQ_EVENT];
@@ -463,7 +463,7 @@ static int test_sleep_and_irq(double idle_secs, double *cpu_pct)
 	CHECK(poll(&p, 1, 2000) == 1, "no event interrupt");
 	CHECK(now_s() - t0 < 0.2, "wake-up took %.3f s", now_s() - t0);
 	CHECK(th_poll_ev(a, &ev) && ev.status == 0, "no event after the interrupt");
-	CHECK(a->ctl->armed == 0, "armed not cleared");
+	CHECK(a->map.ctl->armed == 0, "armed not cleared");
 	return 0;
 }
 

@@ -582,10 +582,10 @@ static int t_consumers_behind(void)
 	CHECK(st == NICD_BEHIND, "%d with an event and a message untaken", st);
 	/* the receiver saw the message (not released): the sender's
 	 * completion alone is not behind, but a reply is awaited */
-	__atomic_store_n(&r->uctl->recv_seen, r->recv_pos + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->map.uctl->recv_seen, r->recv_pos + 1, __ATOMIC_RELAXED);
 	st = nicd_consumers_behind(&t.n);
 	CHECK(st == NICD_REPLYING, "%d with the message seen, the completion not", st);
-	__atomic_store_n(&r->uctl->recv_seen, r->recv_pos, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->map.uctl->recv_seen, r->recv_pos, __ATOMIC_RELAXED);
 	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "send event");
 	st = nicd_consumers_behind(&t.n);
 	CHECK(st == NICD_BEHIND, "%d with a message untaken", st);
@@ -644,9 +644,9 @@ static int t_space_flag(void)
 	while (th_poll_ev(s, &ev))
 		events++;
 	CHECK(events == ELAN_RECVQ_ENTRIES, "%d sends done with a full ring", events);
-	CHECK(__atomic_load_n(&r->ust->nic_waiting, __ATOMIC_RELAXED) != 0,
+	CHECK(__atomic_load_n(&r->map.status->nic_waiting, __ATOMIC_RELAXED) != 0,
 	      "receiver's nic_waiting not set while a send waits for its ring");
-	CHECK(__atomic_load_n(&s->ust->nic_waiting, __ATOMIC_RELAXED) == 0,
+	CHECK(__atomic_load_n(&s->map.status->nic_waiting, __ATOMIC_RELAXED) == 0,
 	      "sender's nic_waiting set");
 	/* a ring that stays full: the waiting send is named once, in time */
 	CHECK(!strstr(t.log, "waits"), "a short wait was logged");
@@ -669,7 +669,7 @@ static int t_space_flag(void)
 	CHECK(events == ELAN_RECVQ_ENTRIES + 2, "%d of %d sends done", events,
 	      ELAN_RECVQ_ENTRIES + 2);
 	th_run(&t);
-	CHECK(__atomic_load_n(&r->ust->nic_waiting, __ATOMIC_RELAXED) == 0,
+	CHECK(__atomic_load_n(&r->map.status->nic_waiting, __ATOMIC_RELAXED) == 0,
 	      "receiver's nic_waiting still set with nothing waiting");
 	th_fini(&t);
 	return 0;
@@ -999,17 +999,17 @@ static int t_bad_mmu(void)
 		b = th_attach(&t, 1, 0, 1, 16);
 		CHECK(b, "attach");
 		/* the driver wrote a proper table; garble it before the NIC looks */
-		b->ctl->mmu_sets = bad[i].sets;
+		b->map.ctl->mmu_sets = bad[i].sets;
 		if (bad[i].pfn)
-			b->mmu_dir[bad[i].page] = bad[i].pfn;
+			b->map.mmu_dir[bad[i].page] = bad[i].pfn;
 		th_preload(b, th_va(b, 0), 16 * 4096);
 		cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 4096), 4096);
 		st = th_do(&t, a, &cmd, NULL);
-		CHECK(st != 0 && b->ctl->nic_state == ELAN_CTX_FAILED &&
-		      b->ctl->nic_error == ELAN_E_QUEUE,
+		CHECK(st != 0 && b->map.ctl->nic_state == ELAN_CTX_FAILED &&
+		      b->map.ctl->nic_error == ELAN_E_QUEUE,
 		      "table %zu (%u sets): put %s, context state %u error %u", i,
-		      bad[i].sets, nicd_status_name(st), b->ctl->nic_state,
-		      b->ctl->nic_error);
+		      bad[i].sets, nicd_status_name(st), b->map.ctl->nic_state,
+		      b->map.ctl->nic_error);
 		th_detach(&t, b);
 		th_run(&t);
 	}
@@ -1097,27 +1097,27 @@ static int t_ring_corruption(void)
 	c = th_attach(&t, 0, 1, 1, 16);
 	/* 1. a slot whose seq is wrong is not taken */
 	cmd = th_cmd(ELAN_OP_NOP, 0, 0, 0, 0);
-	memcpy(&a->cmdq[0], &cmd, sizeof(cmd));
-	a->cmdq[0].seq = 5;
+	memcpy(&a->map.cmdq[0], &cmd, sizeof(cmd));
+	a->map.cmdq[0].seq = 5;
 	for (i = 0; i < 100; i++)
 		th_run(&t);
-	CHECK(a->ust->cmd_tail == 0 && !th_poll_ev(a, &ev), "slot with seq 5 taken");
-	a->cmdq[0].seq = 0x80000001;
+	CHECK(a->map.status->cmd_tail == 0 && !th_poll_ev(a, &ev), "slot with seq 5 taken");
+	a->map.cmdq[0].seq = 0x80000001;
 	for (i = 0; i < 100; i++)
 		th_run(&t);
-	CHECK(a->ust->cmd_tail == 0, "slot with seq 0x80000001 taken");
-	__atomic_store_n(&a->cmdq[0].seq, 1, __ATOMIC_RELEASE);
+	CHECK(a->map.status->cmd_tail == 0, "slot with seq 0x80000001 taken");
+	__atomic_store_n(&a->map.cmdq[0].seq, 1, __ATOMIC_RELEASE);
 	a->cmd_pos = 1;
 	CHECK(th_wait_ev(&t, a, &ev, 100) && ev.status == 0, "slot with seq 1 not taken");
 	/* 2. ev_head far ahead of what was produced: context fails (QUEUE) */
-	a->uctl->ev_head = 12345;
+	a->map.uctl->ev_head = 12345;
 	cmd = th_cmd(ELAN_OP_NOP, 0, 0, 0, 0);
 	th_post(a, &cmd);
 	for (i = 0; i < 100; i++)
 		th_run(&t);
-	CHECK(a->ust->state == ELAN_CTX_FAILED && a->ust->error == ELAN_E_QUEUE &&
-	      a->ctl->nic_state == ELAN_CTX_FAILED && a->ctl->nic_error == ELAN_E_QUEUE,
-	      "bad ev_head: state %u error %u", a->ust->state, a->ust->error);
+	CHECK(a->map.status->state == ELAN_CTX_FAILED && a->map.status->error == ELAN_E_QUEUE &&
+	      a->map.ctl->nic_state == ELAN_CTX_FAILED && a->map.ctl->nic_error == ELAN_E_QUEUE,
+	      "bad ev_head: state %u error %u", a->map.status->state, a->map.status->error);
 	/* it is no target any more */
 	cmd = th_cmd(ELAN_OP_PUT, th_addr(a), th_va(c, 0), th_va(a, 0), 8);
 	st = th_do(&t, c, &cmd, NULL);
@@ -1125,30 +1125,30 @@ static int t_ring_corruption(void)
 	/* detach and attach again: works */
 	th_detach(&t, a);
 	th_run(&t);
-	CHECK(a->ctl->nic_state == ELAN_CTX_FREE, "detach not acknowledged");
+	CHECK(a->map.ctl->nic_state == ELAN_CTX_FREE, "detach not acknowledged");
 	a = th_attach(&t, 0, 0, 1, 16);
 	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 8);
 	CHECK(th_do(&t, a, &cmd, NULL) == 0, "after re-attach");
 	/* 3. recv_head corrupt at the target: target fails, sender TARGET_GONE */
-	b->uctl->recv_head = 1000;
+	b->map.uctl->recv_head = 1000;
 	cmd = th_cmd(ELAN_OP_SEND, th_addr(b), th_va(a, 0), 0, 8);
 	st = th_do(&t, a, &cmd, NULL);
-	CHECK(st == ELAN_E_TARGET_GONE && b->ust->state == ELAN_CTX_FAILED,
+	CHECK(st == ELAN_E_TARGET_GONE && b->map.status->state == ELAN_CTX_FAILED,
 	      "corrupt recv_head: %s, target state %u", nicd_status_name(st),
-	      b->ust->state);
+	      b->map.status->state);
 	/* 4. garbage all over a context's ctl and queue: no crash, others fine */
 	for (i = 0; i < ELAN_CMDQ_ENTRIES; i++) {
-		fill_rand((uint8_t *)&c->cmdq[i], 64);
+		fill_rand((uint8_t *)&c->map.cmdq[i], 64);
 		if (i < 200)
-			c->cmdq[i].seq = (uint32_t)i + 1;
+			c->map.cmdq[i].seq = (uint32_t)i + 1;
 	}
 	for (i = 0; i < 5000; i++) {
 		th_run(&t);
 		while (th_poll_ev(c, &ev))
 			;
 	}
-	CHECK(c->ust->cmd_tail == 200 || c->ust->state == ELAN_CTX_FAILED,
-	      "garbage queue: tail %u", c->ust->cmd_tail);
+	CHECK(c->map.status->cmd_tail == 200 || c->map.status->state == ELAN_CTX_FAILED,
+	      "garbage queue: tail %u", c->map.status->cmd_tail);
 	th_detach(&t, b);
 	b = th_attach(&t, 1, 0, 1, 16);
 	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 8);
@@ -1180,12 +1180,12 @@ static int t_event_backpressure(void)
 			posted++;
 		th_run(&t);
 	}
-	CHECK(a->ust->cmd_tail == ELAN_EVQ_ENTRIES,
+	CHECK(a->map.status->cmd_tail == ELAN_EVQ_ENTRIES,
 	      "NIC took %u commands with the event ring full (want %d)",
-	      a->ust->cmd_tail, ELAN_EVQ_ENTRIES);
+	      a->map.status->cmd_tail, ELAN_EVQ_ENTRIES);
 	CHECK(posted == ELAN_EVQ_ENTRIES + ELAN_CMDQ_ENTRIES, "posted %d", posted);
 	/* the consumer is asked for a doorbell; the NIC still polls, slowly */
-	CHECK(a->ust->nic_waiting != 0, "nic_waiting not set while back-pressured");
+	CHECK(a->map.status->nic_waiting != 0, "nic_waiting not set while back-pressured");
 	CHECK(nicd_next_timeout(&t.n) <= NICD_SPACE_POLL_NS, "no poll while back-pressured");
 	/* consume: everything completes, in order */
 	while (got < N) {
@@ -1658,8 +1658,8 @@ static int t_node_reset(void)
 	CHECK(h->magic == ELAN_HW_MAGIC && h->nic_state == ELAN_NIC_UP &&
 	      h->nic_epoch == epoch + 2 && h->fault_head == 0 &&
 	      h->engine[0].seq == 0 && h->faultq[0].req_seq == 0 &&
-	      b->ctl->state == ELAN_CTX_FREE && b->ctl->mmu_sets == 0 &&
-	      b->mmu_dir[0] == 0,
+	      b->map.ctl->state == ELAN_CTX_FREE && b->map.ctl->mmu_sets == 0 &&
+	      b->map.mmu_dir[0] == 0,
 	      "not a fresh region: epoch %u (was %u), fault_head %u",
 	      h->nic_epoch, epoch, h->fault_head);
 	CHECK(strstr(t.log, "node 1: reset by its driver"), "no log line");
@@ -1695,7 +1695,7 @@ static int t_target_gone(void)
 	th_detach(&t, b);
 	CHECK(th_wait_ev(&t, a, &ev, 100) && ev.status == ELAN_E_TARGET_GONE,
 	      "detached target: %s", nicd_status_name(ev.status));
-	CHECK(b->ctl->nic_state == ELAN_CTX_FREE, "detach not acknowledged");
+	CHECK(b->map.ctl->nic_state == ELAN_CTX_FREE, "detach not acknowledged");
 	/* re-attached (new generation) while an op waits: also gone */
 	t.node[1].fault_mode = TH_FAULT_SERVE;
 	b = th_attach(&t, 1, 0, 1, 16);
@@ -1706,7 +1706,7 @@ static int t_target_gone(void)
 	b = th_attach(&t, 1, 0, 1, 16);
 	CHECK(th_wait_ev(&t, a, &ev, 100) && ev.status == ELAN_E_TARGET_GONE,
 	      "re-attached target: %s", nicd_status_name(ev.status));
-	CHECK(b->ctl->nic_generation == b->ctl->generation, "nic_generation");
+	CHECK(b->map.ctl->nic_generation == b->map.ctl->generation, "nic_generation");
 	th_fini(&t);
 	return 0;
 }
@@ -1731,36 +1731,36 @@ static int t_interrupts(void)
 	cmd = th_cmd(ELAN_OP_NOP, 0, 0, 0, 0);
 	CHECK(th_do(&t, a, &cmd, &ev) == 0 && t.irqs[0][ELAN_IRQ_EVENT] == n0,
 	      "interrupt while not armed");
-	a->ctl->armed = 1;
+	a->map.ctl->armed = 1;
 	for (i = 0; i < 10; i++)
 		th_post(a, &cmd);
 	for (i = 0; i < 10; i++)
 		th_run(&t);
-	CHECK(t.irqs[0][ELAN_IRQ_EVENT] == n0 + 1 && a->ctl->armed == 0,
+	CHECK(t.irqs[0][ELAN_IRQ_EVENT] == n0 + 1 && a->map.ctl->armed == 0,
 	      "armed: %llu interrupts, armed %u",
-	      (unsigned long long)(t.irqs[0][ELAN_IRQ_EVENT] - n0), a->ctl->armed);
+	      (unsigned long long)(t.irqs[0][ELAN_IRQ_EVENT] - n0), a->map.ctl->armed);
 	/* remote event and receive raise the target's */
-	b->ctl->armed = 1;
+	b->map.ctl->armed = 1;
 	n0 = t.irqs[1][ELAN_IRQ_EVENT];
 	cmd = th_cmd(ELAN_OP_SEND, th_addr(b), th_va(a, 0), 0, 8);
 	while (th_poll_ev(a, &ev))
 		;
 	CHECK(th_do(&t, a, &cmd, &ev) == 0, "send");
-	CHECK(t.irqs[1][ELAN_IRQ_EVENT] == n0 + 1 && b->ctl->armed == 0,
+	CHECK(t.irqs[1][ELAN_IRQ_EVENT] == n0 + 1 && b->map.ctl->armed == 0,
 	      "receive did not interrupt");
-	b->ctl->armed = 1;
+	b->map.ctl->armed = 1;
 	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 8);
 	cmd.flags = ELAN_CMDF_REMOTE_EVENT;
 	CHECK(th_do(&t, a, &cmd, &ev) == 0, "put");
 	CHECK(t.irqs[1][ELAN_IRQ_EVENT] == n0 + 2, "remote event did not interrupt");
 	/* sleeping flag reaches headers and status pages */
 	nicd_set_sleeping(&t.n, 1);
-	CHECK(a->ust->nic_sleeping && b->ust->nic_sleeping &&
+	CHECK(a->map.status->nic_sleeping && b->map.status->nic_sleeping &&
 	      ((struct elan_hw_header *)t.node[0].region)->nic_sleeping, "sleeping");
 	nicd_set_sleeping(&t.n, 0);
-	CHECK(!a->ust->nic_sleeping, "awake");
-	CHECK(a->ust->node == 0 && a->ust->ctx == 0 && b->ust->node == 1 &&
-	      a->ust->state == ELAN_CTX_ACTIVE, "status page identity");
+	CHECK(!a->map.status->nic_sleeping, "awake");
+	CHECK(a->map.status->node == 0 && a->map.status->ctx == 0 && b->map.status->node == 1 &&
+	      a->map.status->state == ELAN_CTX_ACTIVE, "status page identity");
 	th_fini(&t);
 	return 0;
 }

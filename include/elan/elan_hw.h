@@ -6,7 +6,7 @@
  * Each guest's ivshmem-doorbell device exposes its own NIC region as BAR2;
  * no other guest can see it.  The region holds a header (kernel only), and
  * for each context: a kernel-only control block and NIC MMU directory, and
- * the pages user space maps (see uapi/elan.h).  The NIC MMU tables
+ * the pages user space maps (see elan_uapi.h).  The NIC MMU tables
  * themselves are in guest RAM, kernel pages the directory names.  elan-nicd validates every field it
  * reads from a region: nothing a guest writes can make it touch memory
  * outside that guest's RAM and region or another job's contexts.
@@ -17,7 +17,7 @@
 #ifndef ELAN_HW_H
 #define ELAN_HW_H
 
-#include "../driver/uapi/elan.h"
+#include "elan_uapi.h"
 
 #define ELAN_HW_MAGIC		0x31434e4e414c45ULL	/* "ELANNC1" */
 #define ELAN_HW_VERSION		3	/* 3: the NIC MMU in guest RAM */

@@ -51,7 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../uapi/elan.h"
+#include <elan/elan_uapi.h>
 
 #ifdef __cplusplus
 extern "C" {
