@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <elan/libelan/elan.h>
+#include <libelan.h>
 
 int main(void)
 {
