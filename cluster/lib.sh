@@ -5,6 +5,8 @@
 # It provides:
 #   elan_say / elan_die          progress and errors on stderr
 #   ELAN_CACHE, ELAN_REPO        cache dir (ELAN_CACHE, default ~/.cache/elan), repo root
+#                                (empty when run from an install: see below)
+#   ELAN_DEFAULT_KERNEL          the guest kernel used without --kernel
 #   elan_resolve_kernel K        bzImage path from a file or directory
 #   elan_initramfs               build/look up the initramfs, print its path
 #   elan_cleanup_*               a registry of pids, files and dirs the
@@ -39,8 +41,27 @@
 #   126  QEMU exited (or failed to start) without a marker and no panic seen
 
 ELAN_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ELAN_REPO=$(cd "$ELAN_LIB_DIR/.." && pwd)
 ELAN_CACHE=${ELAN_CACHE:-$HOME/.cache/elan}
+# From a checkout, everything is found in the repository (ELAN_REPO).  From
+# an install (make install), install.env beside this file says where the
+# rest went: ELAN_PREFIX, ELAN_BINDIR (elan-nicd), ELAN_PKGLIBDIR (elan.ko
+# and guest/bzImage, when they were built at install time) and
+# ELAN_COMPONENT_DIR (btl elan); ELAN_REPO is then empty.
+ELAN_INSTALLED=0 ELAN_PREFIX='' ELAN_BINDIR='' ELAN_PKGLIBDIR='' ELAN_COMPONENT_DIR=''
+if [ -r "$ELAN_LIB_DIR/install.env" ]; then
+	# shellcheck disable=SC1091 # written by make install
+	. "$ELAN_LIB_DIR/install.env"
+	ELAN_INSTALLED=1
+	ELAN_REPO=
+else
+	ELAN_REPO=$(cd "$ELAN_LIB_DIR/.." && pwd)
+fi
+# The guest kernel: the one installed with the tools if there is one,
+# else the build cache's (kernel/build.sh).
+ELAN_DEFAULT_KERNEL=$ELAN_CACHE/guest
+if [ "$ELAN_INSTALLED" = 1 ] && [ -f "$ELAN_PKGLIBDIR/guest/bzImage" ]; then
+	ELAN_DEFAULT_KERNEL=$ELAN_PKGLIBDIR/guest
+fi
 ELAN_PROG=${ELAN_PROG:-$(basename "$0")}
 ELAN_QEMU_BIN=${ELAN_QEMU_BIN:-qemu-system-x86_64}
 
@@ -109,6 +130,7 @@ elan_resolve_kernel() { # file-or-dir -> bzImage path
 	if [ ! -f "$k" ]; then
 		elan_say "no guest kernel at $k"
 		elan_say "build it with kernel/build.sh (artifacts land in $ELAN_CACHE/guest), or pass --kernel"
+		[ "$ELAN_INSTALLED" = 0 ] || elan_say "(make install copies it to $ELAN_PKGLIBDIR/guest when it is built)"
 		exit 2
 	fi
 	readlink -f "$k"

@@ -18,6 +18,14 @@ pkgs=(
 	libopenmpi-dev openmpi-bin vde2 openssh-client openssh-server
 	python3 procps
 	gnuplot-nox
+	# real MPI applications for tests/apps and the main job, run in the
+	# guests from the shared /usr (Debian 12 sizes, download / installed):
+	# lammps (lmp; with liblammps0, lammps-data, libfftw3-double3,
+	# libkim-api2 and libvoro++1: 14 MB / 71 MB),
+	# lammps-examples (the melt input: 32 MB / 142 MB), hpcc (HPC
+	# Challenge, over libblas3: 0.5 MB / 1.3 MB) and
+	# netpipe-openmpi (NPopenmpi: 0.1 MB / 0.2 MB); 47 MB / 214 MB in all
+	lammps lammps-examples hpcc netpipe-openmpi
 )
 
 missing=()
