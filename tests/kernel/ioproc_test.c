@@ -15,6 +15,7 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/highmem.h>
+#include <linux/ktime.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -48,6 +49,11 @@ struct nic_ctx {
 	unsigned long preload_start, preload_end;
 	atomic64_t calls[IOPROC_HOOK_NR];
 	atomic64_t loads, preloads, faults, released;
+	/* IOPROC_TEST_INFLIGHT: [start, end) with its data, freed at close */
+	unsigned long inflight_start, inflight_end;
+	void *inflight_buf;
+	unsigned int inflight_wait_ms;
+	atomic64_t inflight_waiting, inflight_landed, inflight_seen_clean;
 	struct mutex lock;		/* attach/detach */
 };
 
@@ -80,6 +86,59 @@ static void shadow_drop(struct nic_ctx *c, unsigned long start,
 			unsigned long end)
 {
 	shadow_change(c, start, end, false);
+}
+
+/*
+ * The write in flight through the entry of @idx lands, as late as it can:
+ * after writeback had the chance to clean the page, bounded by @deadline.
+ * Writeback must not be able to (the hook runs before the page's dirty
+ * state is handed on), or the write is lost once the page is reclaimed.
+ */
+static void inflight_land(struct nic_ctx *c, unsigned long idx,
+			  unsigned long pfn, ktime_t *deadline)
+{
+	unsigned long off = (idx << PAGE_SHIFT) - c->inflight_start;
+	struct page *page = pfn_to_page(pfn);
+	void *va;
+
+	if (!*deadline)
+		*deadline = ktime_add_ms(ktime_get(), c->inflight_wait_ms);
+	atomic64_set(&c->inflight_waiting, 1);
+	while (PageDirty(page) && ktime_before(ktime_get(), *deadline))
+		cpu_relax();
+	atomic64_set(&c->inflight_waiting, 0);
+	if (!PageDirty(page))
+		atomic64_inc(&c->inflight_seen_clean);
+	va = kmap_local_pfn(pfn);
+	memcpy(va, c->inflight_buf + off, PAGE_SIZE);
+	kunmap_local(va);
+	atomic64_inc(&c->inflight_landed);
+}
+
+/* An invalidate hook: drop the entries, landing writes in flight first. */
+static void shadow_invalidate(struct nic_ctx *c, unsigned long start,
+			      unsigned long end)
+{
+	/* Pairs with do_inflight(): a set end comes with start and buffer. */
+	unsigned long iend = smp_load_acquire(&c->inflight_end);
+	unsigned long istart = READ_ONCE(c->inflight_start);
+	ktime_t deadline = 0;
+	unsigned long idx;
+	void *e;
+
+	if (istart >= iend || end <= istart || start >= iend) {
+		shadow_drop(c, start, end);
+		return;
+	}
+	xa_lock(&c->shadow);
+	xa_for_each_range(&c->shadow, idx, e, start >> PAGE_SHIFT,
+			  (end - 1) >> PAGE_SHIFT) {
+		if ((xa_to_value(e) & 1) && idx >= istart >> PAGE_SHIFT &&
+		    idx < iend >> PAGE_SHIFT)
+			inflight_land(c, idx, xa_to_value(e) >> 1, &deadline);
+		__xa_erase(&c->shadow, idx);
+	}
+	xa_unlock(&c->shadow);
 }
 
 /* Called by ioproc_load() and from update hooks, under the PTE lock. */
@@ -129,7 +188,7 @@ static void hook_invalidate_range(void *arg, struct vm_area_struct *vma,
 
 	atomic64_inc(&c->calls[IOPROC_HOOK_INVALIDATE_RANGE]);
 	if (!(skip_hooks & IOPROC_SKIP_INVALIDATE))
-		shadow_drop(c, start, end);
+		shadow_invalidate(c, start, end);
 }
 
 static void hook_invalidate_page(void *arg, struct vm_area_struct *vma,
@@ -139,7 +198,7 @@ static void hook_invalidate_page(void *arg, struct vm_area_struct *vma,
 
 	atomic64_inc(&c->calls[IOPROC_HOOK_INVALIDATE_PAGE]);
 	if (!(skip_hooks & IOPROC_SKIP_INVALIDATE))
-		shadow_drop(c, addr, addr + PAGE_SIZE);
+		shadow_invalidate(c, addr, addr + PAGE_SIZE);
 }
 
 static void preload(struct nic_ctx *c, struct vm_area_struct *vma,
@@ -480,7 +539,46 @@ static long do_stats(struct nic_ctx *c, struct ioproc_test_stats __user *u)
 	s.preloads = atomic64_read(&c->preloads);
 	s.faults = atomic64_read(&c->faults);
 	s.released = atomic64_read(&c->released);
+	s.inflight_waiting = atomic64_read(&c->inflight_waiting);
+	s.inflight_landed = atomic64_read(&c->inflight_landed);
+	s.inflight_seen_clean = atomic64_read(&c->inflight_seen_clean);
 	return copy_to_user(u, &s, sizeof(s)) ? -EFAULT : 0;
+}
+
+/*
+ * Arm once per context: hooks read the buffer without a lock, so it stays
+ * until close (after unregistration has waited for them).
+ */
+static long do_inflight(struct nic_ctx *c,
+			struct ioproc_test_inflight __user *u)
+{
+	struct ioproc_test_inflight r;
+
+	if (copy_from_user(&r, u, sizeof(r)))
+		return -EFAULT;
+	if (!r.len) {
+		WRITE_ONCE(c->inflight_end, 0);
+		return 0;
+	}
+	if (c->inflight_buf)
+		return -EBUSY;
+	if (!PAGE_ALIGNED(r.addr) || !PAGE_ALIGNED(r.len) || r.len > SZ_1M ||
+	    r.addr + r.len < r.addr || r.addr + r.len > TASK_SIZE ||
+	    r.wait_ms > 10000)
+		return -EINVAL;
+	c->inflight_buf = kvmalloc(r.len, GFP_KERNEL);
+	if (!c->inflight_buf)
+		return -ENOMEM;
+	if (copy_from_user(c->inflight_buf, u64_to_user_ptr(r.buf), r.len)) {
+		kvfree(c->inflight_buf);
+		c->inflight_buf = NULL;
+		return -EFAULT;
+	}
+	c->inflight_wait_ms = r.wait_ms;
+	WRITE_ONCE(c->inflight_start, r.addr);
+	/* Hooks that see the end see the start and the buffer too. */
+	smp_store_release(&c->inflight_end, r.addr + r.len);
+	return 0;
 }
 
 static void ctx_detach(struct nic_ctx *c)
@@ -542,6 +640,9 @@ static long nic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		ctx_detach(c);
 		ret = 0;
 		break;
+	case IOPROC_TEST_INFLIGHT:
+		ret = do_inflight(c, u);
+		break;
 	default:
 		ret = -ENOTTY;
 	}
@@ -567,6 +668,7 @@ static int nic_release(struct inode *inode, struct file *f)
 	struct nic_ctx *c = f->private_data;
 
 	ctx_detach(c);
+	kvfree(c->inflight_buf);
 	xa_destroy(&c->shadow);
 	if (c->mm)
 		mmdrop(c->mm);

@@ -69,6 +69,24 @@ struct ioproc_test_stats {
 	__u64 preloads;		/* translations loaded by update hooks */
 	__u64 faults;		/* fixup_user_fault calls */
 	__u64 released;		/* release hook ran */
+	__u64 inflight_waiting;	/* an invalidate hook waits to land a write */
+	__u64 inflight_landed;	/* pages written by invalidate hooks */
+	__u64 inflight_seen_clean; /* of those, pages writeback had cleaned */
+};
+
+/*
+ * A NIC write in flight through the write translations of a range: the
+ * invalidate hook that removes one lets the write land before it returns,
+ * as a shootdown waits for the DMA using the entry.  To land it as late as
+ * a real NIC might, the hook first waits (a bounded spin, at most wait_ms
+ * for the whole hook) for writeback to clean the page.  len 0 disarms.
+ */
+struct ioproc_test_inflight {
+	__u64 addr;		/* page aligned */
+	__u64 len;		/* page multiple, at most 1 MiB */
+	__u64 buf;		/* what the NIC writes there */
+	__u32 wait_ms;
+	__u32 pad;
 };
 
 #define IOPROC_TEST_MAGIC	0xE1
@@ -85,5 +103,6 @@ struct ioproc_test_stats {
 #define IOPROC_TEST_GET		_IOWR(IOPROC_TEST_MAGIC, 7, struct ioproc_test_xfer)
 /* Unregister (what close does too). */
 #define IOPROC_TEST_DETACH	_IO(IOPROC_TEST_MAGIC, 8)
+#define IOPROC_TEST_INFLIGHT	_IOW(IOPROC_TEST_MAGIC, 9, struct ioproc_test_inflight)
 
 #endif /* IOPROC_TEST_H */
