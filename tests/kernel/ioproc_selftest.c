@@ -2439,6 +2439,122 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------ dma_fault */
+
+#define WAIT_FAULTING_PARAM "/sys/module/ioproc_test/parameters/wait_faulting"
+
+struct put_thread {
+	struct dev *d;
+	void *addr;
+	void *buf;
+	size_t len;
+	int err;
+};
+
+static void *put_thread_fn(void *arg)
+{
+	struct put_thread *t = arg;
+
+	t->err = dev_put(t->d, t->addr, t->buf, t->len);
+	return NULL;
+}
+
+/*
+ * A PUT over two pages of one page table: the first has a translation,
+ * the second must fault.  The PUT pauses after the first page until a
+ * MADV_DONTNEED of the first page waits for it in its invalidate hook,
+ * under the page table lock; then the PUT faults on the second page,
+ * which needs that lock.  The hook must stop waiting for a transfer
+ * parked on a fault, or the two wait for each other (here until the
+ * hook's bound, 1 s, counted as a timeout).  Returns the timeouts seen,
+ * or -1 with the reason in g_why.
+ */
+static long dma_fault_case(bool *waited)
+{
+	const size_t len = 2 * PG;
+	struct ioproc_test_dma_wait dw = { 0 };
+	struct ioproc_test_stats s0, s1, s;
+	struct put_thread t = { 0 };
+	struct dev d = { .fd = -1 };
+	struct region r = { 0 };
+	bool started = false;
+	pthread_t th;
+	uint64_t end;
+	long rc = 0;
+	char *p = NULL;
+	int e;
+
+	TRY(dev_open(&d));
+	/* 2 MiB aligned: both pages under one PTE page and its lock */
+	p = map_aligned(len, HPAGE, PROT_READ | PROT_WRITE);
+	REQ(p, "mmap: %s", strerror(errno));
+	TRY(reg_init(&r, p, len));
+	reg_fill(&r, 0, PG, 141);
+	TRY(load_ok(&d, p, PG, true, "first page"));
+	REQ(!PM_PRESENT(pm_entry(p + PG)), "the second page is present already");
+	t.buf = malloc(len);
+	REQ(t.buf, "out of memory");
+	pattern(t.buf, len, 142, 0);
+	dw.wait_ms = 1000;
+	dw.pause_addr = (uintptr_t)p + PG;
+	e = xioctl(d.fd, IOPROC_TEST_DMA_WAIT, &dw);
+	REQ(e == 0, "IOPROC_TEST_DMA_WAIT: %s", errname(e));
+	hk_snap(&d, &s0);
+	t.d = &d;
+	t.addr = p;
+	t.len = len;
+	e = pthread_create(&th, NULL, put_thread_fn, &t);
+	REQ(e == 0, "pthread_create: %s", strerror(e));
+	started = true;
+	for (end = now_ms() + 5000; now_ms() < end; sleep_ms(1))
+		if (dev_stats(&d, &s) == 0 && s.xfer_paused)
+			break;
+	REQ(s.xfer_paused, "the PUT did not reach its pause after the first page");
+	REQ(madvise(p, PG, MADV_DONTNEED) == 0, "madvise(MADV_DONTNEED): %s",
+	    strerror(errno));
+	pthread_join(th, NULL);
+	started = false;
+	hk_snap(&d, &s1);
+	REQ(t.err == 0, "PUT: %s", errname(t.err));
+	*waited = s1.dma_waits > s0.dma_waits;
+	rc = s1.dma_wait_timeouts - s0.dma_wait_timeouts;
+	/* The PUT wrote the first page before the zap: zeros there now. */
+	memset(r.exp, 0, PG);
+	memcpy(r.exp + PG, (char *)t.buf + PG, PG);
+	TRY(reg_cpu_check(&r, 0, len, "after the PUT and MADV_DONTNEED"));
+	TRY(expect_clean(&d, "after the PUT and MADV_DONTNEED"));
+out:
+	if (started)
+		pthread_join(th, NULL);
+	dw.wait_ms = 0;
+	dw.pause_addr = 0;
+	if (d.fd >= 0)
+		xioctl(d.fd, IOPROC_TEST_DMA_WAIT, &dw);
+	free(t.buf);
+	reg_free(&r);
+	dev_close(&d);
+	return rc;
+}
+
+static int sc_dma_fault(void)
+{
+	bool waited = false;
+	long timeouts;
+	int rc = 0;
+
+	if (g_nodev)
+		SKIP("needs the module");
+	timeouts = dma_fault_case(&waited);
+	if (timeouts < 0)
+		return -1;
+	note("zap of a page a PUT was writing: the hook %s for the PUT, and ran out of time %ld times",
+	     waited ? "waited" : "did not wait", timeouts);
+	REQ(waited, "the hook never waited for the PUT in flight: the case proves nothing");
+	REQ(!timeouts, "the hook waited for a PUT that was waiting on a fault under the same page table lock");
+out:
+	return rc;
+}
+
 /* ------------------------------------------------------------ exit */
 
 /* In a child: attach, load, PUT, and exit without closing. */
@@ -3311,9 +3427,27 @@ static int sc_broken(void)
 	note("protection skipped, fork: CHECK %llu stale, %llu over-permissive of %llu",
 	     (ull)c3.stale, (ull)c3.overperm, (ull)c3.checked);
 	REQ(c3.overperm > 0, "with change_protection skipped CHECK found no over-permissive entry after fork");
+
+	/* 4. a NIC whose shootdown also waits for DMA parked on a fault */
+	e = setting_set(WAIT_FAULTING_PARAM, "1");
+	REQ(e == 0, "cannot write %s: %s", WAIT_FAULTING_PARAM, errname(e));
+	{
+		bool waited = false;
+		long timeouts = dma_fault_case(&waited);
+
+		write_str(WAIT_FAULTING_PARAM, "0");
+		if (timeouts < 0) {
+			rc = -1;
+			goto out;
+		}
+		note("hooks waiting for faulting DMA: %ld timeouts", timeouts);
+		REQ(timeouts > 0, "with wait_faulting set no hook ran out of time: the dma_fault case cannot fail");
+	}
 out:
 	if (exists(SKIP_PARAM))
 		write_str(SKIP_PARAM, "0");
+	if (exists(WAIT_FAULTING_PARAM))
+		write_str(WAIT_FAULTING_PARAM, "0");
 	if (decoy != MAP_FAILED)
 		munmap(decoy, 64 * PG);
 	reg_free(&r);
@@ -3341,6 +3475,7 @@ static const struct scenario {
 	{ "dontneed_free", sc_dontneed_free, true, "MADV_DONTNEED; MADV_FREE then PUT under reclaim" },
 	{ "hmm", sc_hmm, true, "test_hmm migrates loaded pages and zero pages to device-private memory and back" },
 	{ "zap_writeback", sc_zap_writeback, true, "shared file mapping unmapped while the NIC writes and writeback runs" },
+	{ "dma_fault", sc_dma_fault, true, "a hook never waits for a PUT parked on a fault in its page table" },
 	{ "exit", sc_exit, true, "attached processes exiting and being killed" },
 	{ "stress", sc_stress, true, "random VM operations against LOAD/PUT/CHECK" },
 	{ "broken", sc_broken, false, "with skip_hooks set, CHECK must report the damage" },

@@ -28,6 +28,11 @@ module_param(skip_hooks, uint, 0644);
 MODULE_PARM_DESC(skip_hooks,
 		 "Ignore hook classes (1 invalidate, 2 protection, 4 release) to show that CHECK catches a broken NIC");
 
+static bool wait_faulting;
+module_param(wait_faulting, bool, 0644);
+MODULE_PARM_DESC(wait_faulting,
+		 "Broken NIC: hooks also wait for a PUT/GET parked on a translation fault");
+
 /* Release hooks run, all contexts: the mm is gone when they do. */
 static atomic_t release_calls = ATOMIC_INIT(0);
 static int release_calls_get(char *buf, const struct kernel_param *kp)
@@ -54,7 +59,21 @@ struct nic_ctx {
 	void *inflight_buf;
 	unsigned int inflight_wait_ms;
 	atomic64_t inflight_waiting, inflight_landed, inflight_seen_clean;
+	/* PUT/GET in flight (struct nic_dma), for hooks to wait for */
+	spinlock_t dma_lock;
+	struct list_head dmas;
+	unsigned int dma_wait_ms;
+	unsigned long pause_addr;
+	atomic_t hook_waiting;
+	atomic64_t dma_waits, dma_wait_timeouts, xfer_paused;
 	struct mutex lock;		/* attach/detach */
+};
+
+/* A PUT or GET as the NIC's DMA engine runs it. */
+struct nic_dma {
+	struct list_head node;
+	unsigned long start, end;
+	bool faulting;		/* parked on a translation fault: aborted */
 };
 
 static inline unsigned long shadow_val(const struct ioproc_pte *t)
@@ -90,9 +109,10 @@ static void shadow_drop(struct nic_ctx *c, unsigned long start,
 
 /*
  * The write in flight through the entry of @idx lands, as late as it can:
- * after writeback had the chance to clean the page, bounded by @deadline.
- * Writeback must not be able to (the hook runs before the page's dirty
- * state is handed on), or the write is lost once the page is reclaimed.
+ * after writeback had the chance to clean the page and write it out,
+ * bounded by @deadline.  Writeback must not be able to (the hook runs
+ * before the PTE's dirty bit is handed on), or the write never reaches
+ * the file and is lost once the clean page is reclaimed.
  */
 static void inflight_land(struct nic_ctx *c, unsigned long idx,
 			  unsigned long pfn, ktime_t *deadline)
@@ -104,10 +124,11 @@ static void inflight_land(struct nic_ctx *c, unsigned long idx,
 	if (!*deadline)
 		*deadline = ktime_add_ms(ktime_get(), c->inflight_wait_ms);
 	atomic64_set(&c->inflight_waiting, 1);
-	while (PageDirty(page) && ktime_before(ktime_get(), *deadline))
+	while ((PageDirty(page) || PageWriteback(page)) &&
+	       ktime_before(ktime_get(), *deadline))
 		cpu_relax();
 	atomic64_set(&c->inflight_waiting, 0);
-	if (!PageDirty(page))
+	if (!PageDirty(page) && !PageWriteback(page))
 		atomic64_inc(&c->inflight_seen_clean);
 	va = kmap_local_pfn(pfn);
 	memcpy(va, c->inflight_buf + off, PAGE_SIZE);
@@ -181,14 +202,61 @@ static void hook_sync_page(void *arg, struct vm_area_struct *vma,
 	atomic64_inc(&c->calls[IOPROC_HOOK_SYNC_PAGE]);
 }
 
+/*
+ * The shootdown waits for DMA in flight through the range, but never for
+ * a transfer parked on a translation fault: its fault may need the page
+ * table lock this hook runs under, so it counts as aborted (it restarts
+ * its page once the fault is serviced).  A broken NIC (wait_faulting)
+ * waits for it too; the bound turns that deadlock into a counted timeout.
+ */
+static void dma_wait(struct nic_ctx *c, unsigned long start,
+		     unsigned long end)
+{
+	unsigned int ms = READ_ONCE(c->dma_wait_ms);
+	bool busy, waited = false;
+	struct nic_dma *d;
+	ktime_t deadline;
+
+	if (!ms)
+		return;
+	deadline = ktime_add_ms(ktime_get(), ms);
+	for (;;) {
+		busy = false;
+		spin_lock(&c->dma_lock);
+		list_for_each_entry(d, &c->dmas, node)
+			if (d->start < end && start < d->end &&
+			    (wait_faulting || !READ_ONCE(d->faulting)))
+				busy = true;
+		spin_unlock(&c->dma_lock);
+		if (!busy)
+			break;
+		if (!waited) {
+			waited = true;
+			atomic64_inc(&c->dma_waits);
+			atomic_set(&c->hook_waiting, 1);
+		}
+		if (ktime_after(ktime_get(), deadline)) {
+			atomic64_inc(&c->dma_wait_timeouts);
+			pr_warn_ratelimited("ioproc_test: a hook waited %u ms for a DMA in flight\n",
+					    ms);
+			break;
+		}
+		cpu_relax();
+	}
+	if (waited)
+		atomic_set(&c->hook_waiting, 0);
+}
+
 static void hook_invalidate_range(void *arg, struct vm_area_struct *vma,
 				  unsigned long start, unsigned long end)
 {
 	struct nic_ctx *c = arg;
 
 	atomic64_inc(&c->calls[IOPROC_HOOK_INVALIDATE_RANGE]);
-	if (!(skip_hooks & IOPROC_SKIP_INVALIDATE))
-		shadow_invalidate(c, start, end);
+	if (skip_hooks & IOPROC_SKIP_INVALIDATE)
+		return;
+	dma_wait(c, start, end);
+	shadow_invalidate(c, start, end);
 }
 
 static void hook_invalidate_page(void *arg, struct vm_area_struct *vma,
@@ -197,8 +265,10 @@ static void hook_invalidate_page(void *arg, struct vm_area_struct *vma,
 	struct nic_ctx *c = arg;
 
 	atomic64_inc(&c->calls[IOPROC_HOOK_INVALIDATE_PAGE]);
-	if (!(skip_hooks & IOPROC_SKIP_INVALIDATE))
-		shadow_invalidate(c, addr, addr + PAGE_SIZE);
+	if (skip_hooks & IOPROC_SKIP_INVALIDATE)
+		return;
+	dma_wait(c, addr, addr + PAGE_SIZE);
+	shadow_invalidate(c, addr, addr + PAGE_SIZE);
 }
 
 static void preload(struct nic_ctx *c, struct vm_area_struct *vma,
@@ -450,8 +520,8 @@ static long do_check(struct nic_ctx *c, struct ioproc_test_check __user *u)
  * engine does.  The xarray lock is held across the copy, so an invalidate
  * hook for this page waits until the copy is done (the shootdown).
  */
-static int xfer_page(struct nic_ctx *c, unsigned long addr, void *kbuf,
-		     size_t len, bool put)
+static int xfer_page(struct nic_ctx *c, struct nic_dma *dma,
+		     unsigned long addr, void *kbuf, size_t len, bool put)
 {
 	int tries, ret;
 	void *e, *va;
@@ -470,18 +540,33 @@ static int xfer_page(struct nic_ctx *c, unsigned long addr, void *kbuf,
 			return 0;
 		}
 		xa_unlock(&c->shadow);
-		/* Translation fault: the driver services it. */
+		/* Translation fault: aborted until the driver services it. */
+		WRITE_ONCE(dma->faulting, true);
 		ret = nic_fault(c, addr & PAGE_MASK, put);
+		WRITE_ONCE(dma->faulting, false);
 		if (ret)
 			return ret;
 	}
 	return -EBUSY;
 }
 
+/* Wait at pause_addr, once, until a hook waits for this transfer. */
+static void dma_pause(struct nic_ctx *c)
+{
+	int i;
+
+	WRITE_ONCE(c->pause_addr, 0);
+	atomic64_set(&c->xfer_paused, 1);
+	for (i = 0; i < 2000 && !atomic_read(&c->hook_waiting); i++)
+		usleep_range(500, 1000);
+	atomic64_set(&c->xfer_paused, 0);
+}
+
 static long do_xfer(struct nic_ctx *c, struct ioproc_test_xfer __user *u,
 		    bool put)
 {
 	struct ioproc_test_xfer x;
+	struct nic_dma dma;
 	unsigned long addr, end;
 	void *kbuf;
 	long ret = 0;
@@ -503,15 +588,27 @@ static long do_xfer(struct nic_ctx *c, struct ioproc_test_xfer __user *u,
 		kvfree(kbuf);
 		return -EINTR;
 	}
+	dma.start = x.addr & PAGE_MASK;
+	dma.end = x.addr + x.len;
+	dma.faulting = false;
+	spin_lock(&c->dma_lock);
+	list_add(&dma.node, &c->dmas);
+	spin_unlock(&c->dma_lock);
 	for (addr = x.addr, end = x.addr + x.len; addr < end;) {
 		size_t n = min_t(size_t, end - addr,
 				 PAGE_SIZE - offset_in_page(addr));
 
-		x.error = xfer_page(c, addr, kbuf + (addr - x.addr), n, put);
+		if ((addr & PAGE_MASK) == READ_ONCE(c->pause_addr))
+			dma_pause(c);
+		x.error = xfer_page(c, &dma, addr, kbuf + (addr - x.addr), n,
+				    put);
 		if (x.error)
 			break;
 		addr += n;
 	}
+	spin_lock(&c->dma_lock);
+	list_del(&dma.node);
+	spin_unlock(&c->dma_lock);
 	mmap_read_unlock(c->mm);
 	if (!put && !x.error &&
 	    copy_to_user(u64_to_user_ptr(x.buf), kbuf, x.len))
@@ -542,6 +639,9 @@ static long do_stats(struct nic_ctx *c, struct ioproc_test_stats __user *u)
 	s.inflight_waiting = atomic64_read(&c->inflight_waiting);
 	s.inflight_landed = atomic64_read(&c->inflight_landed);
 	s.inflight_seen_clean = atomic64_read(&c->inflight_seen_clean);
+	s.dma_waits = atomic64_read(&c->dma_waits);
+	s.dma_wait_timeouts = atomic64_read(&c->dma_wait_timeouts);
+	s.xfer_paused = atomic64_read(&c->xfer_paused);
 	return copy_to_user(u, &s, sizeof(s)) ? -EFAULT : 0;
 }
 
@@ -598,6 +698,9 @@ static long nic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	struct ioproc_test_range r;
 	long ret;
 
+	/* Counters only: no lock, so that a thread can watch a PUT run. */
+	if (cmd == IOPROC_TEST_STATS)
+		return do_stats(c, u);
 	mutex_lock(&c->lock);
 	if (cmd == IOPROC_TEST_ATTACH) {
 		ret = -EBUSY;
@@ -629,9 +732,6 @@ static long nic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	case IOPROC_TEST_CHECK:
 		ret = do_check(c, u);
 		break;
-	case IOPROC_TEST_STATS:
-		ret = do_stats(c, u);
-		break;
 	case IOPROC_TEST_PUT:
 	case IOPROC_TEST_GET:
 		ret = do_xfer(c, u, cmd == IOPROC_TEST_PUT);
@@ -643,6 +743,20 @@ static long nic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	case IOPROC_TEST_INFLIGHT:
 		ret = do_inflight(c, u);
 		break;
+	case IOPROC_TEST_DMA_WAIT: {
+		struct ioproc_test_dma_wait w;
+
+		ret = -EFAULT;
+		if (copy_from_user(&w, u, sizeof(w)))
+			break;
+		ret = -EINVAL;
+		if (!PAGE_ALIGNED(w.pause_addr) || w.wait_ms > 10000)
+			break;
+		WRITE_ONCE(c->pause_addr, w.pause_addr);
+		WRITE_ONCE(c->dma_wait_ms, w.wait_ms);
+		ret = 0;
+		break;
+	}
 	default:
 		ret = -ENOTTY;
 	}
@@ -658,6 +772,8 @@ static int nic_open(struct inode *inode, struct file *f)
 	if (!c)
 		return -ENOMEM;
 	xa_init(&c->shadow);
+	spin_lock_init(&c->dma_lock);
+	INIT_LIST_HEAD(&c->dmas);
 	mutex_init(&c->lock);
 	f->private_data = c;
 	return 0;

@@ -72,6 +72,23 @@ struct ioproc_test_stats {
 	__u64 inflight_waiting;	/* an invalidate hook waits to land a write */
 	__u64 inflight_landed;	/* pages written by invalidate hooks */
 	__u64 inflight_seen_clean; /* of those, pages writeback had cleaned */
+	__u64 dma_waits;	/* hooks that waited for a PUT/GET in flight */
+	__u64 dma_wait_timeouts; /* hooks whose wait for one ran out */
+	__u64 xfer_paused;	/* a PUT/GET waits at pause_addr now */
+};
+
+/*
+ * With wait_ms set, invalidate hooks wait (a bounded spin) for every PUT
+ * or GET in flight over their range, as a NIC's shootdown waits for its
+ * DMA, except for one parked on a translation fault: servicing that fault
+ * may need the very page table lock the hook runs under.  A PUT or GET
+ * reaching pause_addr waits there (once, at most 2 s) until a hook waits
+ * for it, so a test can put the two in that order.
+ */
+struct ioproc_test_dma_wait {
+	__u32 wait_ms;		/* 0: hooks do not wait for PUT/GET */
+	__u32 pad;
+	__u64 pause_addr;	/* page aligned; 0: no pause */
 };
 
 /*
@@ -79,7 +96,8 @@ struct ioproc_test_stats {
  * invalidate hook that removes one lets the write land before it returns,
  * as a shootdown waits for the DMA using the entry.  To land it as late as
  * a real NIC might, the hook first waits (a bounded spin, at most wait_ms
- * for the whole hook) for writeback to clean the page.  len 0 disarms.
+ * for the whole hook) for writeback to clean the page and write it out.
+ * len 0 disarms.
  */
 struct ioproc_test_inflight {
 	__u64 addr;		/* page aligned */
@@ -104,5 +122,6 @@ struct ioproc_test_inflight {
 /* Unregister (what close does too). */
 #define IOPROC_TEST_DETACH	_IO(IOPROC_TEST_MAGIC, 8)
 #define IOPROC_TEST_INFLIGHT	_IOW(IOPROC_TEST_MAGIC, 9, struct ioproc_test_inflight)
+#define IOPROC_TEST_DMA_WAIT	_IOW(IOPROC_TEST_MAGIC, 10, struct ioproc_test_dma_wait)
 
 #endif /* IOPROC_TEST_H */
