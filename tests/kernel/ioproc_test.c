@@ -14,8 +14,12 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/kthread.h>
+#include <linux/pid.h>
 #include <linux/highmem.h>
 #include <linux/ktime.h>
+#include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -66,6 +70,7 @@ struct nic_ctx {
 	unsigned long pause_addr;
 	atomic_t hook_waiting;
 	atomic64_t dma_waits, dma_wait_timeouts, xfer_paused;
+	struct list_head follow_node;	/* follow mode: on follow.ctxs */
 	struct mutex lock;		/* attach/detach */
 };
 
@@ -453,28 +458,18 @@ static int check_one(struct nic_ctx *c, unsigned long addr)
 	return xa_load(&c->shadow, addr >> PAGE_SHIFT) ? 1 : 0;
 }
 
-static long do_check(struct nic_ctx *c, struct ioproc_test_check __user *u)
+/* CHECK the entries of pages [first, last] into @r (its counts). */
+static int check_entries(struct nic_ctx *c, unsigned long first,
+			 unsigned long last, struct ioproc_test_check *r)
 {
-	struct ioproc_test_check r;
-	unsigned long first, last, idx, *batch;
+	unsigned long idx, *batch;
 	unsigned int n, i;
 	void *e;
 
-	if (copy_from_user(&r, u, sizeof(r)))
-		return -EFAULT;
-	if (!r.addr && !r.len) {
-		first = 0;
-		last = ULONG_MAX;
-	} else {
-		if (!r.len || r.addr + r.len < r.addr)
-			return -EINVAL;
-		first = r.addr >> PAGE_SHIFT;
-		last = (r.addr + r.len - 1) >> PAGE_SHIFT;
-	}
-	r.checked = 0;
-	r.stale = 0;
-	r.overperm = 0;
-	r.first_bad = 0;
+	r->checked = 0;
+	r->stale = 0;
+	r->overperm = 0;
+	r->first_bad = 0;
 	batch = kmalloc_array(256, sizeof(*batch), GFP_KERNEL);
 	if (!batch)
 		return -ENOMEM;
@@ -495,13 +490,13 @@ static long do_check(struct nic_ctx *c, struct ioproc_test_check __user *u)
 		for (i = 0; i < n; i++) {
 			int v = check_one(c, batch[i] << PAGE_SHIFT);
 
-			r.checked++;
+			r->checked++;
 			if (v == 1)
-				r.stale++;
+				r->stale++;
 			if (v == 2)
-				r.overperm++;
-			if (v > 0 && !r.first_bad)
-				r.first_bad = batch[i] << PAGE_SHIFT;
+				r->overperm++;
+			if (v > 0 && !r->first_bad)
+				r->first_bad = batch[i] << PAGE_SHIFT;
 		}
 		if (n < 256 || batch[n - 1] == last)
 			break;
@@ -509,9 +504,32 @@ static long do_check(struct nic_ctx *c, struct ioproc_test_check __user *u)
 	}
 	mmap_read_unlock(c->mm);
 	kfree(batch);
-	if (r.stale || r.overperm)
+	if (r->stale || r->overperm)
 		pr_warn("ioproc_test: %llu stale, %llu over-permissive of %llu (first at %#llx)\n",
-			r.stale, r.overperm, r.checked, r.first_bad);
+			r->stale, r->overperm, r->checked, r->first_bad);
+	return 0;
+}
+
+static long do_check(struct nic_ctx *c, struct ioproc_test_check __user *u)
+{
+	struct ioproc_test_check r;
+	unsigned long first, last;
+	int ret;
+
+	if (copy_from_user(&r, u, sizeof(r)))
+		return -EFAULT;
+	if (!r.addr && !r.len) {
+		first = 0;
+		last = ULONG_MAX;
+	} else {
+		if (!r.len || r.addr + r.len < r.addr)
+			return -EINVAL;
+		first = r.addr >> PAGE_SHIFT;
+		last = (r.addr + r.len - 1) >> PAGE_SHIFT;
+	}
+	ret = check_entries(c, first, last, &r);
+	if (ret)
+		return ret;
 	return copy_to_user(u, &r, sizeof(r)) ? -EFAULT : 0;
 }
 
@@ -691,6 +709,253 @@ static void ctx_detach(struct nic_ctx *c)
 	shadow_drop(c, 0, TASK_SIZE);
 }
 
+static struct nic_ctx *ctx_alloc(void)
+{
+	struct nic_ctx *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return NULL;
+	xa_init(&c->shadow);
+	spin_lock_init(&c->dma_lock);
+	INIT_LIST_HEAD(&c->dmas);
+	mutex_init(&c->lock);
+	return c;
+}
+
+static void ctx_free(struct nic_ctx *c)
+{
+	ctx_detach(c);
+	kvfree(c->inflight_buf);
+	xa_destroy(&c->shadow);
+	if (c->mm)
+		mmdrop(c->mm);
+	kfree(c);
+}
+
+/*
+ * Follow mode (IOPROC_TEST_FOLLOW): a context on every mm of the
+ * descendants of a supervisor, so that programs that know nothing of the
+ * NIC (the kernel's own mm selftests) run with it watching.  One kernel
+ * thread does all of it: the contexts and their list are its own.
+ */
+struct follow {
+	struct task_struct *thread;
+	struct pid *root;		/* the supervisor's thread group */
+	struct file *owner;		/* the file that started it */
+	struct list_head ctxs;
+	unsigned int interval_ms;
+	atomic64_t mms, passes, preloads, checked, stale, overperm;
+};
+
+static DEFINE_MUTEX(follow_lock);	/* starting and stopping */
+static struct follow *follower;
+
+/* Under rcu_read_lock(). */
+static bool follow_descends(struct task_struct *p, struct pid *root)
+{
+	struct task_struct *parent;
+
+	for (;;) {
+		parent = rcu_dereference(p->real_parent);
+		if (parent == p || !parent->pid)
+			return false;
+		if (task_tgid(parent) == root)
+			return true;
+		p = parent;
+	}
+}
+
+static bool follow_has(struct follow *f, struct mm_struct *mm,
+		       struct mm_struct **found, int n)
+{
+	struct nic_ctx *c;
+	int i;
+
+	list_for_each_entry(c, &f->ctxs, follow_node)
+		if (c->mm == mm)
+			return true;
+	for (i = 0; i < n; i++)
+		if (found[i] == mm)
+			return true;
+	return false;
+}
+
+/* Register a context on each mm of a descendant not followed yet. */
+static void follow_discover(struct follow *f)
+{
+	struct mm_struct *found[16], *mm;
+	struct task_struct *p;
+	struct nic_ctx *c;
+	int n = 0, i;
+
+	rcu_read_lock();
+	for_each_process(p) {
+		if ((p->flags & PF_KTHREAD) || !follow_descends(p, f->root))
+			continue;
+		task_lock(p);
+		mm = p->mm;
+		if (mm && n < ARRAY_SIZE(found) &&
+		    !follow_has(f, mm, found, n) && mmget_not_zero(mm))
+			found[n++] = mm;
+		task_unlock(p);
+	}
+	rcu_read_unlock();
+	for (i = 0; i < n; i++) {
+		c = ctx_alloc();
+		if (c) {
+			c->mm = found[i];
+			mmgrab(c->mm);
+			c->ops = nic_ops_template;
+			c->ops.arg = c;
+			c->preload_end = TASK_SIZE;
+			c->attached = !ioproc_register_ops(c->mm, &c->ops);
+			if (c->attached) {
+				list_add(&c->follow_node, &f->ctxs);
+				atomic64_inc(&f->mms);
+			} else {
+				ctx_free(c);
+			}
+		}
+		mmput(found[i]);
+	}
+}
+
+static void follow_drop(struct follow *f, struct nic_ctx *c)
+{
+	list_del(&c->follow_node);
+	atomic64_add(atomic64_read(&c->preloads), &f->preloads);
+	ctx_free(c);
+}
+
+/* CHECK every entry of every followed mm; drop the mms that exited. */
+static void follow_pass(struct follow *f)
+{
+	struct ioproc_test_check r;
+	struct nic_ctx *c, *tmp;
+
+	list_for_each_entry_safe(c, tmp, &f->ctxs, follow_node) {
+		if (atomic64_read(&c->released) || !mmget_not_zero(c->mm)) {
+			follow_drop(f, c);
+			continue;
+		}
+		if (!check_entries(c, 0, ULONG_MAX, &r)) {
+			atomic64_add(r.checked, &f->checked);
+			atomic64_add(r.stale, &f->stale);
+			atomic64_add(r.overperm, &f->overperm);
+		}
+		mmput(c->mm);
+		cond_resched();
+	}
+	atomic64_inc(&f->passes);
+}
+
+static int follow_thread(void *arg)
+{
+	struct follow *f = arg;
+	struct nic_ctx *c, *tmp;
+	unsigned long next = jiffies;
+
+	/* New mms are looked for every 5 ms, so short programs are seen. */
+	while (!kthread_should_stop()) {
+		follow_discover(f);
+		if (time_after_eq(jiffies, next)) {
+			follow_pass(f);
+			next = jiffies + msecs_to_jiffies(f->interval_ms);
+		}
+		schedule_timeout_interruptible(msecs_to_jiffies(5));
+	}
+	follow_pass(f);
+	list_for_each_entry_safe(c, tmp, &f->ctxs, follow_node)
+		follow_drop(f, c);
+	return 0;
+}
+
+static void follow_counts(struct follow *f, struct ioproc_test_follow *r)
+{
+	r->mms = atomic64_read(&f->mms);
+	r->passes = atomic64_read(&f->passes);
+	r->preloads = atomic64_read(&f->preloads);
+	r->checked = atomic64_read(&f->checked);
+	r->stale = atomic64_read(&f->stale);
+	r->overperm = atomic64_read(&f->overperm);
+}
+
+/* Under follow_lock. */
+static void follow_stop(struct ioproc_test_follow *r)
+{
+	struct follow *f = follower;
+
+	kthread_stop(f->thread);
+	if (r)
+		follow_counts(f, r);
+	put_pid(f->root);
+	kfree(f);
+	follower = NULL;
+}
+
+static void follow_stop_owned(struct file *file)
+{
+	mutex_lock(&follow_lock);
+	if (follower && follower->owner == file)
+		follow_stop(NULL);
+	mutex_unlock(&follow_lock);
+}
+
+static long do_follow(struct file *file, struct ioproc_test_follow __user *u)
+{
+	struct ioproc_test_follow r;
+	struct follow *f;
+	long ret = 0;
+
+	if (copy_from_user(&r, u, sizeof(r)))
+		return -EFAULT;
+	mutex_lock(&follow_lock);
+	switch (r.on) {
+	case 1:
+		ret = -EBUSY;
+		if (follower)
+			break;
+		ret = -ENOMEM;
+		f = kzalloc(sizeof(*f), GFP_KERNEL);
+		if (!f)
+			break;
+		INIT_LIST_HEAD(&f->ctxs);
+		f->interval_ms = clamp(r.interval_ms ? r.interval_ms : 100, 1U, 10000U);
+		f->root = get_pid(task_tgid(current));
+		f->owner = file;
+		f->thread = kthread_run(follow_thread, f, "ioproc_follow");
+		if (IS_ERR(f->thread)) {
+			ret = PTR_ERR(f->thread);
+			put_pid(f->root);
+			kfree(f);
+			break;
+		}
+		follower = f;
+		ret = 0;
+		break;
+	case 2:
+		ret = -ENOENT;
+		if (follower) {
+			follow_counts(follower, &r);
+			ret = 0;
+		}
+		break;
+	case 0:
+		ret = -ENOENT;
+		if (follower) {
+			follow_stop(&r);
+			ret = 0;
+		}
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	mutex_unlock(&follow_lock);
+	if (!ret && copy_to_user(u, &r, sizeof(r)))
+		ret = -EFAULT;
+	return ret;
+}
+
 static long nic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	struct nic_ctx *c = f->private_data;
@@ -701,6 +966,8 @@ static long nic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	/* Counters only: no lock, so that a thread can watch a PUT run. */
 	if (cmd == IOPROC_TEST_STATS)
 		return do_stats(c, u);
+	if (cmd == IOPROC_TEST_FOLLOW)
+		return do_follow(f, u);
 	mutex_lock(&c->lock);
 	if (cmd == IOPROC_TEST_ATTACH) {
 		ret = -EBUSY;
@@ -767,28 +1034,18 @@ out:
 
 static int nic_open(struct inode *inode, struct file *f)
 {
-	struct nic_ctx *c = kzalloc(sizeof(*c), GFP_KERNEL);
+	struct nic_ctx *c = ctx_alloc();
 
 	if (!c)
 		return -ENOMEM;
-	xa_init(&c->shadow);
-	spin_lock_init(&c->dma_lock);
-	INIT_LIST_HEAD(&c->dmas);
-	mutex_init(&c->lock);
 	f->private_data = c;
 	return 0;
 }
 
 static int nic_release(struct inode *inode, struct file *f)
 {
-	struct nic_ctx *c = f->private_data;
-
-	ctx_detach(c);
-	kvfree(c->inflight_buf);
-	xa_destroy(&c->shadow);
-	if (c->mm)
-		mmdrop(c->mm);
-	kfree(c);
+	follow_stop_owned(f);
+	ctx_free(f->private_data);
 	return 0;
 }
 

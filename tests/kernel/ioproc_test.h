@@ -124,4 +124,24 @@ struct ioproc_test_inflight {
 #define IOPROC_TEST_INFLIGHT	_IOW(IOPROC_TEST_MAGIC, 9, struct ioproc_test_inflight)
 #define IOPROC_TEST_DMA_WAIT	_IOW(IOPROC_TEST_MAGIC, 10, struct ioproc_test_dma_wait)
 
+/*
+ * Follow mode: the pretend NIC on every process started under the caller
+ * (its descendants, across fork and exec).  A kernel thread registers a
+ * context on each new mm, preloads every PTE the process establishes
+ * (update hooks), and CHECKs every entry of every followed mm each
+ * interval_ms.  on 1: start; 2: counts so far; 0: a last pass, stop, and
+ * the counts.  Closing the file that started it stops it too.
+ */
+struct ioproc_test_follow {
+	__u32 on;
+	__u32 interval_ms;	/* in, for on 1; default 100 */
+	__u64 mms;		/* out: mms followed */
+	__u64 passes;		/* out: CHECK passes over all of them */
+	__u64 preloads;		/* out: translations loaded (stopped mms) */
+	__u64 checked;		/* out: entries compared, all passes */
+	__u64 stale;
+	__u64 overperm;
+};
+#define IOPROC_TEST_FOLLOW	_IOWR(IOPROC_TEST_MAGIC, 11, struct ioproc_test_follow)
+
 #endif /* IOPROC_TEST_H */
