@@ -646,10 +646,9 @@ static long do_stats(struct nic_ctx *c, struct ioproc_test_stats __user *u)
 
 	for (i = 0; i < IOPROC_HOOK_NR; i++)
 		s.calls[i] = atomic64_read(&c->calls[i]);
-	xa_lock(&c->shadow);
+	/* RCU only: an invalidate hook may hold the lock while it waits. */
 	xa_for_each(&c->shadow, idx, e)
 		s.entries++;
-	xa_unlock(&c->shadow);
 	s.loads = atomic64_read(&c->loads);
 	s.preloads = atomic64_read(&c->preloads);
 	s.faults = atomic64_read(&c->faults);
