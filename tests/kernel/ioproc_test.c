@@ -79,6 +79,7 @@ struct nic_dma {
 	struct list_head node;
 	unsigned long start, end;
 	bool faulting;		/* parked on a translation fault: aborted */
+	bool abandoned;		/* a hook's wait for it ran out */
 };
 
 static inline unsigned long shadow_val(const struct ioproc_pte *t)
@@ -212,7 +213,9 @@ static void hook_sync_page(void *arg, struct vm_area_struct *vma,
  * a transfer parked on a translation fault: its fault may need the page
  * table lock this hook runs under, so it counts as aborted (it restarts
  * its page once the fault is serviced).  A broken NIC (wait_faulting)
- * waits for it too; the bound turns that deadlock into a counted timeout.
+ * waits for it too; the bound turns that deadlock into a counted timeout,
+ * after which the transfer is given up on, as a NIC declares a stuck DMA
+ * dead (a zap that retries its batch would otherwise wait again).
  */
 static void dma_wait(struct nic_ctx *c, unsigned long start,
 		     unsigned long end)
@@ -229,9 +232,18 @@ static void dma_wait(struct nic_ctx *c, unsigned long start,
 		busy = false;
 		spin_lock(&c->dma_lock);
 		list_for_each_entry(d, &c->dmas, node)
-			if (d->start < end && start < d->end &&
+			if (d->start < end && start < d->end && !d->abandoned &&
 			    (wait_faulting || !READ_ONCE(d->faulting)))
 				busy = true;
+		if (busy && ktime_after(ktime_get(), deadline)) {
+			list_for_each_entry(d, &c->dmas, node)
+				if (d->start < end && start < d->end)
+					d->abandoned = true;
+			busy = false;
+			atomic64_inc(&c->dma_wait_timeouts);
+			pr_warn_ratelimited("ioproc_test: a hook waited %u ms for a DMA in flight\n",
+					    ms);
+		}
 		spin_unlock(&c->dma_lock);
 		if (!busy)
 			break;
@@ -239,12 +251,6 @@ static void dma_wait(struct nic_ctx *c, unsigned long start,
 			waited = true;
 			atomic64_inc(&c->dma_waits);
 			atomic_set(&c->hook_waiting, 1);
-		}
-		if (ktime_after(ktime_get(), deadline)) {
-			atomic64_inc(&c->dma_wait_timeouts);
-			pr_warn_ratelimited("ioproc_test: a hook waited %u ms for a DMA in flight\n",
-					    ms);
-			break;
 		}
 		cpu_relax();
 	}
@@ -609,6 +615,7 @@ static long do_xfer(struct nic_ctx *c, struct ioproc_test_xfer __user *u,
 	dma.start = x.addr & PAGE_MASK;
 	dma.end = x.addr + x.len;
 	dma.faulting = false;
+	dma.abandoned = false;
 	spin_lock(&c->dma_lock);
 	list_add(&dma.node, &c->dmas);
 	spin_unlock(&c->dma_lock);
