@@ -171,7 +171,7 @@ make -s -C "$src" O="$out" headers_install INSTALL_HDR_PATH="$out/usr" >/dev/nul
 mkdir -p "$art.tmp/vm-selftests"
 for t in mremap_test mremap_dontunmap map_fixed_noreplace madv_populate \
 	soft-dirty mlock2-tests khugepaged split_huge_page_test ksm_tests \
-	userfaultfd migration hmm-tests transhuge-stress; do
+	userfaultfd migration hmm-tests; do
 	extra=() libs=(-lrt -lpthread)
 	case $t in
 	khugepaged | madv_populate | soft-dirty | split_huge_page_test | userfaultfd)
