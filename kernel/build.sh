@@ -49,11 +49,15 @@ done < "$here/series"
 key=$( (stat -c '%s %Y' "$tarball"; cat "$here/series" "${patches[@]}" \
 	$fragments "$0") | sha256sum | cut -c1-16)
 art="$cache/artifacts/$flavour-$key"
-if [ -f "$art/bzImage" ]; then
+# Out-of-tree modules build against $art/build: its config must still be
+# the image's, or they are built for another struct layout.
+if [ -f "$art/bzImage" ] && cmp -s "$art/config" "$art/build/.config"; then
 	say "$flavour kernel up to date ($art)"
 	echo "$art"
 	exit 0
 fi
+[ -f "$art/bzImage" ] &&
+	say "$flavour build directory was reconfigured since $art was built: rebuilding"
 
 mkdir -p "$cache"
 exec 9>"$cache/.lock"

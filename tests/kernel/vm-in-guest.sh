@@ -8,8 +8,9 @@
 # built.  Each runs twice: alone, then under ioproc_follow, which gives it
 # and every process it starts a NIC context that preloads every PTE they
 # establish and checks every entry against the page tables every 200 ms.  A
-# program passes if both runs end the same way (pass, skip or fail) and the
-# followed one left no stale or over-permissive entry.  Last, with skip_hooks=1 (invalidations
+# program passes if both runs end the same way (pass, skip or fail; a
+# difference is run again, up to 3 times, as some cases are timing-bound
+# under TCG) and no followed run left a stale or over-permissive entry.  Last, with skip_hooks=1 (invalidations
 # ignored) a followed run must be caught.  Ends with "N passed, M failed".
 set -u
 
@@ -88,30 +89,39 @@ for t in "${tests[@]}"; do
 		continue
 	fi
 	log=/tmp/vmtest/${cmd[0]}
-	t0=$(date +%s)
-	timeout 300 "$prog" "${cmd[@]:1}" > "$log.plain" 2>&1 < /dev/null
-	rc0=$?
-	t1=$(date +%s)
-	timeout 300 "$follow" -i 200 -- "$prog" "${cmd[@]:1}" > "$log.nic" 2>&1 < /dev/null
-	rc1=$?
-	t2=$(date +%s)
-	counts=$(grep '^# follow:' "$log.nic" | tail -1)
-	n=$(echo "$counts" | sed -n 's/.* \([0-9]*\) entries checked.*/\1/p')
-	checked=$((checked + ${n:-0}))
-	echo "# $name: alone exit $rc0 in $((t1 - t0)) s; followed, in $((t2 - t1)) s: ${counts#\# follow: }"
-	# A program that fails on its own here is compared all the same.
-	[ $rc0 = 0 ] || grep -v '^#' "$log.plain" | tail -n 3 | sed "s/^/#   $name alone: /"
+	# Timing-bound cases of these programs flap under TCG on their own
+	# (hmm anon_write_prot, ksm -U): a verdict that differs is run again,
+	# both ways, up to 3 times; one stale entry fails at once.
+	for attempt in 1 2 3; do
+		t0=$(date +%s)
+		timeout 300 "$prog" "${cmd[@]:1}" > "$log.plain" 2>&1 < /dev/null
+		rc0=$?
+		t1=$(date +%s)
+		timeout 300 "$follow" -i 200 -- "$prog" "${cmd[@]:1}" > "$log.nic" 2>&1 < /dev/null
+		rc1=$?
+		t2=$(date +%s)
+		counts=$(grep '^# follow:' "$log.nic" | tail -1)
+		n=$(echo "$counts" | sed -n 's/.* \([0-9]*\) entries checked.*/\1/p')
+		checked=$((checked + ${n:-0}))
+		echo "# $name: alone exit $rc0 in $((t1 - t0)) s; followed, in $((t2 - t1)) s: ${counts#\# follow: }"
+		# A program that fails on its own here is compared all the same.
+		[ $rc0 = 0 ] || grep -v '^#' "$log.plain" | tail -n 3 | sed "s/^/#   $name alone: /"
+		[ -n "$counts" ] && [ $rc1 != 125 ] &&
+			[ "$(verdict $rc1)" != "$(verdict $rc0)" ] || break
+		echo "# $name: exit $rc0 alone but $rc1 with the NIC following (attempt $attempt of 3)"
+		grep -hE '^not ok|FAIL' "$log.plain" "$log.nic" | head -n 10 | sed 's/^/#   /'
+	done
 	if [ -z "$counts" ]; then
 		bad "$name" "ioproc_follow printed no counts (exit $rc1)"
 		tail -n 5 "$log.nic" | sed 's/^/  | /'
 	elif [ $rc1 = 125 ]; then
 		bad "$name" "stale or over-permissive NIC entries"
 	elif [ "$(verdict $rc1)" != "$(verdict $rc0)" ]; then
-		bad "$name" "exit $rc0 alone but $rc1 with the NIC following"
-		grep -hE '^not ok|FAIL' "$log.plain" "$log.nic" | head -n 10 | sed 's/^/  | /'
+		bad "$name" "exit $rc0 alone but $rc1 with the NIC following, 3 times"
 		tail -n 3 "$log.nic" | sed 's/^/  | /'
 	else
-		ok "$name"
+		if [ $attempt = 1 ]; then ok "$name"
+		else ok "$name (the same on attempt $attempt)"; fi
 	fi
 done
 echo "# translations checked against the page tables: $checked"
