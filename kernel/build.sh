@@ -8,7 +8,8 @@
 #   kernel/build.sh [--flavour guest|debug] [--print-dir]
 #
 # Prints the artifact directory (bzImage, System.map, config, build-dir
-# link for out-of-tree modules) on its last line.  ELAN_CACHE (default
+# link for out-of-tree modules, vm-selftests/: the tree's mm selftests,
+# static) on its last line.  ELAN_CACHE (default
 # ~/.cache/elan) says where the tree, the build and the artifacts live.
 set -euo pipefail
 
@@ -18,7 +19,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--flavour) flavour=$2; shift 2 ;;
 	--flavour=*) flavour=${1#*=}; shift ;;
-	-h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,14p' "$0"; exit 0 ;;
 	*) echo "build.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -48,11 +49,15 @@ done < "$here/series"
 key=$( (stat -c '%s %Y' "$tarball"; cat "$here/series" "${patches[@]}" \
 	$fragments "$0") | sha256sum | cut -c1-16)
 art="$cache/artifacts/$flavour-$key"
-if [ -f "$art/bzImage" ]; then
+# Out-of-tree modules build against $art/build: its config must still be
+# the image's, or they are built for another struct layout.
+if [ -f "$art/bzImage" ] && cmp -s "$art/config" "$art/build/.config"; then
 	say "$flavour kernel up to date ($art)"
 	echo "$art"
 	exit 0
 fi
+[ -f "$art/bzImage" ] &&
+	say "$flavour build directory was reconfigured since $art was built: rebuilding"
 
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
@@ -161,6 +166,26 @@ say "built in ${secs}s ($kind)"
 
 mkdir -p "$art.tmp"
 cp "$out/arch/x86/boot/bzImage" "$out/System.map" "$art.tmp/"
+
+# The tree's own mm selftests that fit a guest, static, for the kernel
+# stage to run with the pretend NIC following them (tests/kernel).  One
+# that does not build is left out, not fatal.
+vm=$src/tools/testing/selftests/vm
+make -s -C "$src" O="$out" headers_install INSTALL_HDR_PATH="$out/usr" >/dev/null
+mkdir -p "$art.tmp/vm-selftests"
+for t in mremap_test mremap_dontunmap map_fixed_noreplace madv_populate \
+	soft-dirty mlock2-tests khugepaged split_huge_page_test ksm_tests \
+	userfaultfd migration hmm-tests; do
+	extra=() libs=(-lrt -lpthread)
+	case $t in
+	khugepaged | madv_populate | soft-dirty | split_huge_page_test | userfaultfd)
+		extra=("$vm/vm_util.c") ;;
+	ksm_tests | migration) libs+=(-lnuma) ;;
+	esac
+	gcc -static -O2 -I "$src" -isystem "$out/usr/include" \
+		-o "$art.tmp/vm-selftests/$t" "$vm/$t.c" "${extra[@]}" "${libs[@]}" \
+		>/dev/null 2>&1 || say "selftests/vm/$t did not build: left out"
+done
 cp "$out/.config" "$art.tmp/config"
 ln -sfn "$out" "$art.tmp/build"
 echo "$key" > "$out/.elan-key"

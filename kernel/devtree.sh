@@ -5,7 +5,10 @@
 #                                    it as "pristine" and git-am the series
 #   kernel/devtree.sh export [DIR]   write pristine..HEAD back as
 #                                    kernel/patches and kernel/series
-#   kernel/devtree.sh check [DIR]    checkpatch --strict every patch
+#   kernel/devtree.sh check [DIR]    checkpatch --strict every patch, then
+#                                    sites
+#   kernel/devtree.sh sites [DIR]    the functions that call an IOPROC hook
+#                                    must be the ones ioproc.rst lists
 #
 # DIR defaults to $ELAN_CACHE/dev/linux-source-6.1 (ELAN_CACHE: ~/.cache/elan).
 set -euo pipefail
@@ -46,6 +49,39 @@ check)
 		echo "== $(basename "$p")"
 		"$dir/scripts/checkpatch.pl" --strict --no-tree -q "$p" || true
 	done
+	exec "$0" sites "$dir"
+	;;
+sites)
+	# Hook calls by enclosing function (git grep -p, with C function
+	# headers so that labels are not taken for functions) against the
+	# functions in the first column of the call-site tables and in the
+	# "called from" sentences of Documentation/mm/ioproc.rst.
+	cd "$dir"
+	grep -qs 'diff=cpp' .git/info/attributes ||
+		printf '*.c diff=cpp\n*.h diff=cpp\n' >> .git/info/attributes
+	hooks='\bioproc_(invalidate_(range|page)|update_(range|page)|change_protection|write_protect_range|sync_(range|page)|release)\('
+	git grep -p -n -E "$hooks" -- mm fs kernel arch ':!mm/ioproc.c' |
+		sed -n -E 's/^[^=]+=[0-9]+=//p' |
+		sed -E 's/^SYSCALL_DEFINE[0-9]\(([a-z_0-9]+).*/\1/;
+			s/^([^(]*[^a-zA-Z_0-9(])?([a-zA-Z_][a-zA-Z_0-9]*)\(.*/\2/' |
+		sort -u > /tmp/ioproc-sites.code.$$
+	sed -n '/^Call sites$/,/^Sites that need no hook/p' \
+		Documentation/mm/ioproc.rst |
+		awk '/^=+  +=/ { rule++; w = index($0, "  "); next }
+		     rule % 3 == 2 { print substr($0, 1, w); next }
+		     { while (match($0, /called from ``[a-zA-Z_0-9]+\(\)``/)) {
+			     print substr($0, RSTART + 12, RLENGTH - 12)
+			     $0 = substr($0, RSTART + RLENGTH) } }' |
+		grep -oE '``[a-zA-Z_0-9]+\(\)``' | tr -d '`()' |
+		sort -u > /tmp/ioproc-sites.doc.$$
+	ncode=$(wc -l < /tmp/ioproc-sites.code.$$)
+	undoc=$(comm -23 /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$)
+	unhooked=$(comm -13 /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$)
+	rm -f /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$
+	echo "== call sites: $ncode functions call a hook"
+	[ -z "$undoc" ] || echo "hooked but not in ioproc.rst:" $undoc
+	[ -z "$unhooked" ] || echo "in ioproc.rst but no hook call:" $unhooked
+	[ -z "$undoc$unhooked" ]
 	;;
 *)
 	sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2

@@ -61,6 +61,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -2086,6 +2087,474 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------ hmm */
+
+/*
+ * lib/test_hmm.c (CONFIG_TEST_HMM): a pretend GPU that moves a process's
+ * pages to device-private memory and back with migrate_vma_*(), as nouveau
+ * and amdgpu SVM do.  Its uapi (lib/test_hmm_uapi.h), the part used here.
+ */
+struct hmm_dmirror_cmd {
+	uint64_t addr;
+	uint64_t ptr;
+	uint64_t npages;
+	uint64_t cpages;
+	uint64_t faults;
+};
+
+#define HMM_DMIRROR_MIGRATE_TO_DEV _IOWR('H', 0x02, struct hmm_dmirror_cmd)
+#define HMM_DMIRROR_MIGRATE_TO_SYS _IOWR('H', 0x03, struct hmm_dmirror_cmd)
+#define HMM_DEV "/dev/hmm_dmirror0"	/* minor 0: device-private memory */
+
+/* test_hmm makes no device node: make it from its major in /proc/devices. */
+static int hmm_open(void)
+{
+	char line[128], name[64];
+	FILE *f;
+	int fd, m, major = -1;
+
+	fd = open(HMM_DEV, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 || errno != ENOENT)
+		return fd < 0 ? -errno : fd;
+	f = fopen("/proc/devices", "re");
+	if (!f)
+		return -ENOENT;
+	while (major < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%d %63s", &m, name) == 2 &&
+		    !strcmp(name, "HMM_DMIRROR"))
+			major = m;
+	fclose(f);
+	if (major < 0)
+		return -ENODEV;
+	if (mknod(HMM_DEV, S_IFCHR | 0600, makedev(major, 0)) < 0 &&
+	    errno != EEXIST)
+		return -errno;
+	fd = open(HMM_DEV, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Migrate [addr, addr + len) to the device or back; @out: device data. */
+static int hmm_migrate(int hfd, bool to_dev, void *addr, size_t len,
+		       void *out, uint64_t *cpages)
+{
+	struct hmm_dmirror_cmd cmd = {
+		.addr = (uintptr_t)addr, .ptr = (uintptr_t)out,
+		.npages = len / PG,
+	};
+	int e = xioctl(hfd, to_dev ? HMM_DMIRROR_MIGRATE_TO_DEV :
+		       HMM_DMIRROR_MIGRATE_TO_SYS, &cmd);
+
+	*cpages = cmd.cpages;
+	return e;
+}
+
+/* Pages of @r that are device-private now (non-present, not swap). */
+static size_t count_on_device(struct region *r)
+{
+	size_t i, c = 0;
+
+	for (i = 0; i < r->len; i += PG) {
+		uint64_t e = pm_entry(r->p + i);
+
+		c += !PM_PRESENT(e) && PM_SWAP(e);
+	}
+	return c;
+}
+
+/*
+ * CHECK after a migration to the device: the pages left the process, so
+ * the NIC must hold no entry for them.  A stale entry points at a page
+ * that migrate_vma_finalize() freed: report it, and detach at once rather
+ * than move data through it.  Returns 0 clean, -1 dirty (reason in @msg).
+ */
+static int hmm_check(struct dev *d, const char *what, char *msg, size_t n)
+{
+	struct ioproc_test_check c;
+	int e = dev_check(d, NULL, 0, &c);
+
+	if (e < 0) {
+		snprintf(msg, n, "%s: CHECK failed: %s", what, errname(e));
+		return -1;
+	}
+	note("%s: CHECK %llu stale, %llu over-permissive of %llu entries",
+	     what, (ull)c.stale, (ull)c.overperm, (ull)c.checked);
+	if (!c.stale && !c.overperm)
+		return 0;
+	snprintf(msg, n, "%s: CHECK found %llu stale and %llu over-permissive of %llu entries (first bad at %#llx)",
+		 what, (ull)c.stale, (ull)c.overperm, (ull)c.checked,
+		 (ull)c.first_bad);
+	dev_close(d);
+	return -1;
+}
+
+/* Ordinary pages the NIC may write, migrated to the device and back. */
+static int hmm_pages(int hfd, char *msg, size_t msglen)
+{
+	const size_t n = 16, len = n * PG;
+	struct ioproc_test_stats h;
+	struct region r = { 0 };
+	struct dev d = { .fd = -1 };
+	unsigned char *devcopy = malloc(len);
+	uint64_t cpages;
+	int rc = 0, e, round;
+
+	REQ(devcopy, "out of memory");
+	TRY(dev_open(&d));
+	TRY(reg_map(&r, len, 0));
+	reg_fill(&r, 0, len, 121);
+	for (round = 0; round < 2; round++) {
+		const char *back = round ? "HMM_DMIRROR_MIGRATE_TO_SYS" :
+			"a NIC fault (migrate_to_ram)";
+
+		TRY(load_ok(&d, r.p, len, true, "before migration to the device"));
+		TRY(expect_clean(&d, "before migration to the device"));
+		hk_snap(&d, &h);
+		e = hmm_migrate(hfd, true, r.p, len, devcopy, &cpages);
+		REQ(e == 0, "HMM_DMIRROR_MIGRATE_TO_DEV: %s", errname(e));
+		REQ(count_on_device(&r) == n && cpages == n,
+		    "test_hmm moved %zu of %zu pages to the device (cpages %llu)",
+		    count_on_device(&r), n, (ull)cpages);
+		REQ(!memcmp(devcopy, r.exp, len),
+		    "the device's copy differs from what the process had");
+		if (hmm_check(&d, "written pages migrated to device-private memory",
+			      msg, msglen) < 0) {
+			rc = -1;
+			goto out;
+		}
+		TRY(expect_grew(&d, &h, CL_INV, "migration to the device"));
+		if (round) {
+			e = hmm_migrate(hfd, false, r.p, len, devcopy, &cpages);
+			REQ(e == 0, "HMM_DMIRROR_MIGRATE_TO_SYS: %s", errname(e));
+			REQ(count_on_device(&r) == 0,
+			    "%zu pages still on the device after MIGRATE_TO_SYS",
+			    count_on_device(&r));
+			TRY(expect_clean(&d, "after HMM_DMIRROR_MIGRATE_TO_SYS"));
+		}
+		/* round 0: the GET's faults bring the pages back */
+		TRY(reg_get_check(&d, &r, 0, len, back));
+		REQ(count_on_device(&r) == 0, "%zu pages still on the device after %s",
+		    count_on_device(&r), back);
+		TRY(expect_clean(&d, back));
+		TRY(roundtrip(&d, &r, 0, len, 122 + round, back));
+		TRY(expect_clean(&d, back));
+	}
+out:
+	free(devcopy);
+	reg_free(&r);
+	dev_close(&d);
+	return rc;
+}
+
+/* Zero pages the NIC reads, replaced by device pages. */
+static int hmm_zero(int hfd, char *msg, size_t msglen)
+{
+	const size_t n = 8, len = n * PG;
+	struct region z = { 0 };
+	struct dev d = { .fd = -1 };
+	unsigned char *devcopy = malloc(len);
+	uint64_t cpages, zpfn;
+	int rc = 0, e;
+
+	REQ(devcopy, "out of memory");
+	TRY(dev_open(&d));
+	TRY(reg_map(&z, len, 0));
+	TRY(load_ok(&d, z.p, len, false, "zero pages"));
+	zpfn = pm_pfn(z.p);
+	REQ(!zpfn || pm_pfn(z.p + len - PG) == zpfn,
+	    "a read fault did not map the zero page");
+	TRY(expect_clean(&d, "zero pages"));
+	e = hmm_migrate(hfd, true, z.p, len, devcopy, &cpages);
+	REQ(e == 0, "HMM_DMIRROR_MIGRATE_TO_DEV of zero pages: %s", errname(e));
+	REQ(count_on_device(&z) == n,
+	    "test_hmm moved %zu of %zu zero pages to the device",
+	    count_on_device(&z), n);
+	if (hmm_check(&d, "zero pages the NIC read, migrated to the device",
+		      msg, msglen) < 0) {
+		rc = -1;
+		goto out;
+	}
+	TRY(reg_get_check(&d, &z, 0, len, "GET of the migrated zero pages"));
+	TRY(expect_clean(&d, "zero pages back"));
+	TRY(roundtrip(&d, &z, 0, len, 125, "zero pages back"));
+	TRY(expect_clean(&d, "zero pages back"));
+out:
+	free(devcopy);
+	reg_free(&z);
+	dev_close(&d);
+	return rc;
+}
+
+static int sc_hmm(void)
+{
+	char m1[512] = "", m2[512] = "";
+	int rc = 0, hfd = -1, a = 0, b = 0;
+
+	if (g_nodev)
+		SKIP("needs the module");
+	hfd = hmm_open();
+	if (hfd < 0)
+		SKIP("no %s (CONFIG_TEST_HMM): %s", HMM_DEV, errname(hfd));
+	/* Both parts run, so one broken hook does not hide the other. */
+	a = hmm_pages(hfd, m1, sizeof(m1));
+	if (a < 0 && !m1[0])
+		goto out;	/* a set-up failure, already in g_why */
+	b = hmm_zero(hfd, m2, sizeof(m2));
+	if (b < 0 && !m2[0])
+		goto out;
+	if (a < 0 || b < 0)
+		FAIL("%s%s%s", m1, m1[0] && m2[0] ? "; " : "", m2);
+out:
+	if (hfd >= 0)
+		close(hfd);
+	return rc < 0 || a < 0 || b < 0 ? -1 : rc;
+}
+
+/* ------------------------------------------------------------ zap + writeback */
+
+struct wb_racer {
+	struct dev *d;
+	int fd;
+	volatile bool done;	/* munmap returned */
+	bool saw_wait;
+	int err;
+};
+
+/* As soon as an invalidate hook waits to land its write: write back. */
+static void *wb_racer_thread(void *arg)
+{
+	struct wb_racer *w = arg;
+	struct ioproc_test_stats s;
+
+	while (!w->done) {
+		if (xioctl(w->d->fd, IOPROC_TEST_STATS, &s) == 0 &&
+		    s.inflight_waiting) {
+			w->saw_wait = true;
+			break;
+		}
+		sched_yield();
+	}
+	if (fdatasync(w->fd) < 0)
+		w->err = errno;
+	return NULL;
+}
+
+/*
+ * A shared file mapping the NIC is writing is unmapped while writeback
+ * runs.  The write in flight lands during the zap's invalidate hook; if
+ * the zap had already handed the PTE's dirty bit to the page, writeback
+ * could clean the page first and the write would never reach the file.
+ */
+static int sc_zap_writeback(void)
+{
+	const size_t n = 4, len = n * PG;
+	struct ioproc_test_inflight inf = { 0 };
+	struct ioproc_test_stats s0, s1;
+	struct region r = { 0 };
+	struct dev d = { .fd = -1 };
+	struct wb_racer w = { 0 };
+	unsigned char *data = NULL;
+	char path[4096];
+	const char *dir;
+	pthread_t th;
+	bool started = false;
+	int rc = 0, fd = -1, e;
+	void *p;
+
+	path[0] = 0;
+	if (g_nodev)
+		SKIP("needs the module");
+	dir = writeback_dir();
+	if (!dir)
+		SKIP("no writable file system with writeback (-d DIR)");
+	TRY(dev_open(&d));
+	snprintf(path, sizeof(path), "%s/.ioproc_zapwb.XXXXXX", dir);
+	fd = mkstemp(path);
+	REQ(fd >= 0, "mkstemp in %s: %s", dir, strerror(errno));
+	TRY(reg_init(&r, NULL, len));
+	pattern(r.exp, len, 131, 0);
+	REQ(pwrite(fd, r.exp, len, 0) == (ssize_t)len, "pwrite: %s",
+	    strerror(errno));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	REQ(p != MAP_FAILED, "mmap MAP_SHARED %s: %s", path, strerror(errno));
+	r.p = p;
+
+	/* Written, written back (translations downgraded), written again. */
+	TRY(reg_put(&d, &r, 0, len, 132, "PUT to the file mapping"));
+	REQ(fdatasync(fd) == 0, "fdatasync: %s", strerror(errno));
+	TRY(file_check(fd, &r, "file after PUT and fdatasync"));
+	TRY(reg_put(&d, &r, 0, len, 133, "PUT after writeback"));
+	TRY(expect_clean(&d, "before munmap"));
+
+	data = malloc(len);
+	REQ(data, "out of memory");
+	pattern(data, len, 134, 0);
+	inf.addr = (uintptr_t)p;
+	inf.len = len;
+	inf.buf = (uintptr_t)data;
+	inf.wait_ms = 2000;
+	e = xioctl(d.fd, IOPROC_TEST_INFLIGHT, &inf);
+	REQ(e == 0, "IOPROC_TEST_INFLIGHT: %s", errname(e));
+	hk_snap(&d, &s0);
+	w.d = &d;
+	w.fd = fd;
+	e = pthread_create(&th, NULL, wb_racer_thread, &w);
+	REQ(e == 0, "pthread_create: %s", strerror(e));
+	started = true;
+	REQ(munmap(p, len) == 0, "munmap: %s", strerror(errno));
+	r.p = NULL;
+	w.done = true;
+	pthread_join(th, NULL);
+	started = false;
+	memset(&inf, 0, sizeof(inf));
+	xioctl(d.fd, IOPROC_TEST_INFLIGHT, &inf);
+	hk_snap(&d, &s1);
+	note("munmap racing writeback: %llu of %zu in-flight NIC writes landed during the hook, %llu after writeback had cleaned the page; the racer %s the hook wait",
+	     (ull)(s1.inflight_landed - s0.inflight_landed), n,
+	     (ull)(s1.inflight_seen_clean - s0.inflight_seen_clean),
+	     w.saw_wait ? "saw" : "did not see");
+	REQ(w.err == 0, "fdatasync during munmap: %s", strerror(w.err));
+	REQ(s1.inflight_landed - s0.inflight_landed == n,
+	    "%llu of %zu in-flight writes landed: the NIC held no write translation at munmap",
+	    (ull)(s1.inflight_landed - s0.inflight_landed), n);
+	memcpy(r.exp, data, len);
+	REQ(fdatasync(fd) == 0, "fdatasync: %s", strerror(errno));
+	/* Drop the clean page cache, so that the file itself is read. */
+	posix_fadvise(fd, 0, len, POSIX_FADV_DONTNEED);
+	TRY(file_check(fd, &r, "file after munmap (the NIC's last write lost?)"));
+	TRY(expect_clean(&d, "after munmap"));
+out:
+	if (started) {
+		w.done = true;
+		pthread_join(th, NULL);
+	}
+	if (r.p)
+		munmap(r.p, len);
+	free(r.exp);
+	free(data);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	dev_close(&d);
+	return rc;
+}
+
+/* ------------------------------------------------------------ dma_fault */
+
+#define WAIT_FAULTING_PARAM "/sys/module/ioproc_test/parameters/wait_faulting"
+
+struct put_thread {
+	struct dev *d;
+	void *addr;
+	void *buf;
+	size_t len;
+	int err;
+};
+
+static void *put_thread_fn(void *arg)
+{
+	struct put_thread *t = arg;
+
+	t->err = dev_put(t->d, t->addr, t->buf, t->len);
+	return NULL;
+}
+
+/*
+ * A PUT over two pages of one page table: the first has a translation,
+ * the second must fault.  The PUT pauses after the first page until a
+ * MADV_DONTNEED of the first page waits for it in its invalidate hook,
+ * under the page table lock; then the PUT faults on the second page,
+ * which needs that lock.  The hook must stop waiting for a transfer
+ * parked on a fault, or the two wait for each other (here until the
+ * hook's bound, 1 s, counted as a timeout).  Returns the timeouts seen,
+ * or -1 with the reason in g_why.
+ */
+static long dma_fault_case(bool *waited)
+{
+	const size_t len = 2 * PG;
+	struct ioproc_test_dma_wait dw = { 0 };
+	struct ioproc_test_stats s0, s1, s;
+	struct put_thread t = { 0 };
+	struct dev d = { .fd = -1 };
+	struct region r = { 0 };
+	bool started = false;
+	pthread_t th;
+	uint64_t end;
+	long rc = 0;
+	char *p = NULL;
+	int e;
+
+	TRY(dev_open(&d));
+	/* 2 MiB aligned: both pages under one PTE page and its lock */
+	p = map_aligned(len, HPAGE, PROT_READ | PROT_WRITE);
+	REQ(p, "mmap: %s", strerror(errno));
+	TRY(reg_init(&r, p, len));
+	reg_fill(&r, 0, PG, 141);
+	TRY(load_ok(&d, p, PG, true, "first page"));
+	REQ(!PM_PRESENT(pm_entry(p + PG)), "the second page is present already");
+	t.buf = malloc(len);
+	REQ(t.buf, "out of memory");
+	pattern(t.buf, len, 142, 0);
+	dw.wait_ms = 1000;
+	dw.pause_addr = (uintptr_t)p + PG;
+	e = xioctl(d.fd, IOPROC_TEST_DMA_WAIT, &dw);
+	REQ(e == 0, "IOPROC_TEST_DMA_WAIT: %s", errname(e));
+	hk_snap(&d, &s0);
+	t.d = &d;
+	t.addr = p;
+	t.len = len;
+	e = pthread_create(&th, NULL, put_thread_fn, &t);
+	REQ(e == 0, "pthread_create: %s", strerror(e));
+	started = true;
+	for (end = now_ms() + 5000; now_ms() < end; sleep_ms(1))
+		if (dev_stats(&d, &s) == 0 && s.xfer_paused)
+			break;
+	REQ(s.xfer_paused, "the PUT did not reach its pause after the first page");
+	REQ(madvise(p, PG, MADV_DONTNEED) == 0, "madvise(MADV_DONTNEED): %s",
+	    strerror(errno));
+	pthread_join(th, NULL);
+	started = false;
+	hk_snap(&d, &s1);
+	REQ(t.err == 0, "PUT: %s", errname(t.err));
+	*waited = s1.dma_waits > s0.dma_waits;
+	rc = s1.dma_wait_timeouts - s0.dma_wait_timeouts;
+	/* The PUT wrote the first page before the zap: zeros there now. */
+	memset(r.exp, 0, PG);
+	memcpy(r.exp + PG, (char *)t.buf + PG, PG);
+	TRY(reg_cpu_check(&r, 0, len, "after the PUT and MADV_DONTNEED"));
+	TRY(expect_clean(&d, "after the PUT and MADV_DONTNEED"));
+out:
+	if (started)
+		pthread_join(th, NULL);
+	dw.wait_ms = 0;
+	dw.pause_addr = 0;
+	if (d.fd >= 0)
+		xioctl(d.fd, IOPROC_TEST_DMA_WAIT, &dw);
+	free(t.buf);
+	reg_free(&r);
+	dev_close(&d);
+	return rc;
+}
+
+static int sc_dma_fault(void)
+{
+	bool waited = false;
+	long timeouts;
+	int rc = 0;
+
+	if (g_nodev)
+		SKIP("needs the module");
+	timeouts = dma_fault_case(&waited);
+	if (timeouts < 0)
+		return -1;
+	note("zap of a page a PUT was writing: the hook %s for the PUT, and ran out of time %ld times",
+	     waited ? "waited" : "did not wait", timeouts);
+	REQ(waited, "the hook never waited for the PUT in flight: the case proves nothing");
+	REQ(!timeouts, "the hook waited for a PUT that was waiting on a fault under the same page table lock");
+out:
+	return rc;
+}
+
 /* ------------------------------------------------------------ exit */
 
 /* In a child: attach, load, PUT, and exit without closing. */
@@ -2958,9 +3427,27 @@ static int sc_broken(void)
 	note("protection skipped, fork: CHECK %llu stale, %llu over-permissive of %llu",
 	     (ull)c3.stale, (ull)c3.overperm, (ull)c3.checked);
 	REQ(c3.overperm > 0, "with change_protection skipped CHECK found no over-permissive entry after fork");
+
+	/* 4. a NIC whose shootdown also waits for DMA parked on a fault */
+	e = setting_set(WAIT_FAULTING_PARAM, "1");
+	REQ(e == 0, "cannot write %s: %s", WAIT_FAULTING_PARAM, errname(e));
+	{
+		bool waited = false;
+		long timeouts = dma_fault_case(&waited);
+
+		write_str(WAIT_FAULTING_PARAM, "0");
+		if (timeouts < 0) {
+			rc = -1;
+			goto out;
+		}
+		note("hooks waiting for faulting DMA: %ld timeouts", timeouts);
+		REQ(timeouts > 0, "with wait_faulting set no hook ran out of time: the dma_fault case cannot fail");
+	}
 out:
 	if (exists(SKIP_PARAM))
 		write_str(SKIP_PARAM, "0");
+	if (exists(WAIT_FAULTING_PARAM))
+		write_str(WAIT_FAULTING_PARAM, "0");
 	if (decoy != MAP_FAILED)
 		munmap(decoy, 64 * PG);
 	reg_free(&r);
@@ -2986,6 +3473,9 @@ static const struct scenario {
 	{ "ksm", sc_ksm, true, "KSM merge, then COW break by PUT" },
 	{ "thp", sc_thp, true, "huge page fault, fork, split, zap, khugepaged collapse" },
 	{ "dontneed_free", sc_dontneed_free, true, "MADV_DONTNEED; MADV_FREE then PUT under reclaim" },
+	{ "hmm", sc_hmm, true, "test_hmm migrates loaded pages and zero pages to device-private memory and back" },
+	{ "zap_writeback", sc_zap_writeback, true, "shared file mapping unmapped while the NIC writes and writeback runs" },
+	{ "dma_fault", sc_dma_fault, true, "a hook never waits for a PUT parked on a fault in its page table" },
 	{ "exit", sc_exit, true, "attached processes exiting and being killed" },
 	{ "stress", sc_stress, true, "random VM operations against LOAD/PUT/CHECK" },
 	{ "broken", sc_broken, false, "with skip_hooks set, CHECK must report the damage" },

@@ -69,6 +69,42 @@ struct ioproc_test_stats {
 	__u64 preloads;		/* translations loaded by update hooks */
 	__u64 faults;		/* fixup_user_fault calls */
 	__u64 released;		/* release hook ran */
+	__u64 inflight_waiting;	/* an invalidate hook waits to land a write */
+	__u64 inflight_landed;	/* pages written by invalidate hooks */
+	__u64 inflight_seen_clean; /* of those, pages writeback had cleaned */
+	__u64 dma_waits;	/* hooks that waited for a PUT/GET in flight */
+	__u64 dma_wait_timeouts; /* hooks whose wait for one ran out */
+	__u64 xfer_paused;	/* a PUT/GET waits at pause_addr now */
+};
+
+/*
+ * With wait_ms set, invalidate hooks wait (a bounded spin) for every PUT
+ * or GET in flight over their range, as a NIC's shootdown waits for its
+ * DMA, except for one parked on a translation fault: servicing that fault
+ * may need the very page table lock the hook runs under.  A PUT or GET
+ * reaching pause_addr waits there (once, at most 2 s) until a hook waits
+ * for it, so a test can put the two in that order.
+ */
+struct ioproc_test_dma_wait {
+	__u32 wait_ms;		/* 0: hooks do not wait for PUT/GET */
+	__u32 pad;
+	__u64 pause_addr;	/* page aligned; 0: no pause */
+};
+
+/*
+ * A NIC write in flight through the write translations of a range: the
+ * invalidate hook that removes one lets the write land before it returns,
+ * as a shootdown waits for the DMA using the entry.  To land it as late as
+ * a real NIC might, the hook first waits (a bounded spin, at most wait_ms
+ * for the whole hook) for writeback to clean the page and write it out.
+ * len 0 disarms.
+ */
+struct ioproc_test_inflight {
+	__u64 addr;		/* page aligned */
+	__u64 len;		/* page multiple, at most 1 MiB */
+	__u64 buf;		/* what the NIC writes there */
+	__u32 wait_ms;
+	__u32 pad;
 };
 
 #define IOPROC_TEST_MAGIC	0xE1
@@ -85,5 +121,27 @@ struct ioproc_test_stats {
 #define IOPROC_TEST_GET		_IOWR(IOPROC_TEST_MAGIC, 7, struct ioproc_test_xfer)
 /* Unregister (what close does too). */
 #define IOPROC_TEST_DETACH	_IO(IOPROC_TEST_MAGIC, 8)
+#define IOPROC_TEST_INFLIGHT	_IOW(IOPROC_TEST_MAGIC, 9, struct ioproc_test_inflight)
+#define IOPROC_TEST_DMA_WAIT	_IOW(IOPROC_TEST_MAGIC, 10, struct ioproc_test_dma_wait)
+
+/*
+ * Follow mode: the pretend NIC on every process started under the caller
+ * (its descendants, across fork and exec).  A kernel thread registers a
+ * context on each new mm, preloads every PTE the process establishes
+ * (update hooks), and CHECKs every entry of every followed mm each
+ * interval_ms.  on 1: start; 2: counts so far; 0: a last pass, stop, and
+ * the counts.  Closing the file that started it stops it too.
+ */
+struct ioproc_test_follow {
+	__u32 on;
+	__u32 interval_ms;	/* in, for on 1; default 100 */
+	__u64 mms;		/* out: mms followed */
+	__u64 passes;		/* out: CHECK passes over all of them */
+	__u64 preloads;		/* out: translations loaded (stopped mms) */
+	__u64 checked;		/* out: entries compared, all passes */
+	__u64 stale;
+	__u64 overperm;
+};
+#define IOPROC_TEST_FOLLOW	_IOWR(IOPROC_TEST_MAGIC, 11, struct ioproc_test_follow)
 
 #endif /* IOPROC_TEST_H */
