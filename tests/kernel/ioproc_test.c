@@ -37,6 +37,11 @@ module_param(huge, bool, 0644);
 MODULE_PARM_DESC(huge,
 		 "A translation the kernel reports for a whole THP block (pte->shift) is held for every page of it, as a NIC with 2 MiB entries relies on");
 
+static bool assume_blocks;
+module_param(assume_blocks, bool, 0644);
+MODULE_PARM_DESC(assume_blocks,
+		 "Broken NIC: holds every translation as a 2 MiB block, frames counted on, whatever pte->shift says");
+
 static bool wait_faulting;
 module_param(wait_faulting, bool, 0644);
 MODULE_PARM_DESC(wait_faulting,
@@ -184,14 +189,15 @@ static void shadow_invalidate(struct nic_ctx *c, unsigned long start,
 static void shadow_load(void *arg, unsigned long addr,
 			const struct ioproc_pte *t)
 {
-	unsigned long size = 1UL << t->shift, first = addr & ~(size - 1);
+	unsigned int shift = READ_ONCE(assume_blocks) ? PMD_SHIFT : t->shift;
+	unsigned long size = 1UL << shift, first = addr & ~(size - 1);
 	unsigned long pfn0 = t->pfn - ((addr - first) >> PAGE_SHIFT), i;
 	struct nic_ctx *c = arg;
 	void *e;
 
 	xa_lock(&c->shadow);
 	e = xa_load(&c->shadow, addr >> PAGE_SHIFT);
-	if (!READ_ONCE(huge) || t->shift <= PAGE_SHIFT) {
+	if (!READ_ONCE(huge) || shift <= PAGE_SHIFT) {
 		__xa_store(&c->shadow, addr >> PAGE_SHIFT,
 			   xa_mk_value(shadow_val(t)), GFP_ATOMIC);
 	} else if (!e || xa_to_value(e) != shadow_val(t)) {
@@ -577,6 +583,11 @@ static int xfer_page(struct nic_ctx *c, struct nic_dma *dma,
 	for (tries = 0; tries < 32; tries++) {
 		xa_lock(&c->shadow);
 		e = xa_load(&c->shadow, addr >> PAGE_SHIFT);
+		if (e && !pfn_valid(xa_to_value(e) >> 1)) {
+			/* (a block made up by assume_blocks) */
+			xa_unlock(&c->shadow);
+			return -EFAULT;
+		}
 		if (e && (!put || (xa_to_value(e) & 1))) {
 			va = kmap_local_pfn(xa_to_value(e) >> 1);
 			if (put)

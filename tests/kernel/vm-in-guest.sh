@@ -20,6 +20,7 @@ ko=$(readlink -f "${2:-$here/ioproc_test.ko}")
 dir=$(readlink -f "$dir")
 follow=$here/ioproc_follow
 skip=/sys/module/ioproc_test/parameters/skip_hooks
+blocks_param=/sys/module/ioproc_test/parameters/assume_blocks
 pass=0 fail=0 checked=0 blocks=0
 
 say() { echo "vm-in-guest: $*"; }
@@ -140,6 +141,20 @@ if [ $rc = 125 ]; then
 	ok "broken: a NIC that ignores invalidations is caught"
 else
 	bad "broken" "with skip_hooks=1 ioproc_follow exited $rc, not 125"
+fi
+
+# Broken NIC: every translation held as a 2 MiB block, as if the kernel
+# said so for small pages: the frames of a block it made up are not the
+# page tables'.
+echo Y > $blocks_param
+timeout 300 "$follow" -- "$dir/mremap_test" > /tmp/vmtest/broken-blocks.log 2>&1
+rc=$?
+echo N > $blocks_param
+grep '^# follow:' /tmp/vmtest/broken-blocks.log | sed 's/^# follow:/# broken (assume_blocks=1):/'
+if [ $rc = 125 ]; then
+	ok "broken: a NIC that holds small pages as blocks is caught"
+else
+	bad "broken-blocks" "with assume_blocks=1 ioproc_follow exited $rc, not 125"
 fi
 
 dmesg | grep -E 'BUG|WARNING|Oops|general protection|soft lockup|KASAN|Bad page' |
