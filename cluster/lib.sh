@@ -221,7 +221,11 @@ elan_rundir_init() { # dir
 elan_qemu_args() {
 	# no_timer_check: a busy host (several TCG guests on few cores) can
 	# make the boot-time IO-APIC timer check fail and panic the guest.
-	local append="console=ttyS0 panic=-1 oops=panic numa=fake=2 no_timer_check elanvm.hostname=$G_NAME"
+	# rcu_cpu_stall_timeout=60 (21 s by default): on such a host a vCPU
+	# thread can wait that long for a core (a stall seen in clear_page
+	# during a fault, host load 13 on 2 cores); longer stalls are still
+	# reported, and fail the stages.
+	local append="console=ttyS0 panic=-1 oops=panic numa=fake=2 no_timer_check rcupdate.rcu_cpu_stall_timeout=60 elanvm.hostname=$G_NAME"
 	[ -n "$G_WORKDIR" ] && append+=" elanvm.workdir=$G_WORKDIR"
 	[ "$G_OUTPUT" = console ] && append+=" elanvm.output=console"
 	[ -n "$G_APPEND" ] && append+=" $G_APPEND"

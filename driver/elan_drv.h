@@ -40,6 +40,7 @@ struct elan_stats {
 	/* not in the ABI; shown in debugfs only */
 	atomic64_t shootdown_timeouts;
 	atomic64_t evictions;
+	atomic64_t huge_loaded;		/* 2 MiB entries installed */
 	atomic64_t attaches;
 	atomic64_t detaches;
 	atomic64_t releases;
@@ -74,7 +75,8 @@ struct elan_mmu_table {
 	struct elan_hw_tlbe **page;	/* sets / ELAN_MMU_PAGE_SETS pages */
 	u8 *victim;			/* next way to evict, per set */
 	unsigned int nr_entries;	/* valid entries */
-	unsigned long lo, hi;		/* every entry's page is in [lo, hi) */
+	unsigned int nr_huge;		/* of them, 2 MiB entries */
+	unsigned long lo, hi;		/* what every entry translates is in [lo, hi) */
 };
 
 struct elan_dev {
@@ -163,7 +165,7 @@ struct elan_ctx {
 /* elan_mmu.c, elan_fault.c */
 extern const struct ioproc_ops elan_ioproc_ops;
 bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
-		      unsigned long pfn, bool writable);
+		      unsigned long pfn, bool writable, bool huge);
 bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write);
 int elan_mmu_table_alloc(struct elan_dev *dev, unsigned int i);
 void elan_mmu_table_free(struct elan_mmu_table *t);

@@ -19,6 +19,11 @@ module_param_named(fault_around, elan_fault_around, uint, 0644);
 MODULE_PARM_DESC(fault_around,
 		 "Pages loaded per fault (1..64): the faulting one, the ones after it the NIC operation goes on to (faulted in if absent), present ones after it, then present ones below it in its aligned block");
 
+static bool elan_huge = true;
+module_param_named(huge, elan_huge, bool, 0644);
+MODULE_PARM_DESC(huge,
+		 "Hold a PMD-mapped THP as one 2 MiB NIC MMU entry (0: an entry per 4 KiB page, for measurements)");
+
 #define ELAN_FAULT_TRIES	32
 #define ELAN_FAULT_BATCH	16
 
@@ -35,13 +40,20 @@ static void elan_load_cb(void *arg, unsigned long addr,
 {
 	struct elan_load_arg *a = arg;
 	struct elan_ctx *c = a->c;
+	/* A THP the PMD maps: one entry from the block's first frame. */
+	bool huge = pte->shift == ELAN_MMU_HUGE_SHIFT && READ_ONCE(elan_huge);
+	unsigned long pfn = pte->pfn;
 
 	if (a->write && !pte->writable)
 		return;
+	if (huge)
+		pfn -= (addr & ((1UL << ELAN_MMU_HUGE_SHIFT) - 1)) >> PAGE_SHIFT;
 	spin_lock(&c->lock);
 	if (c->live && !atomic_read(&c->dev->dead)) {
-		if (elan_mmu_install(c, addr, pte->pfn, pte->writable))
+		if (elan_mmu_install(c, addr, pfn, pte->writable, huge))
 			elan_shootdown(c->dev, c->idx);
+		if (huge)
+			atomic64_inc(&c->dev->st.huge_loaded);
 		if (a->faulted) {
 			/* Kept from eviction until ELAN_MMU_RECENT more faults. */
 			c->recent[c->recent_pos++ % ELAN_MMU_RECENT] =

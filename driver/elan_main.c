@@ -547,6 +547,7 @@ static const struct {
 	ELAN_STAT(pages_referenced),
 	ELAN_STAT(shootdown_timeouts),
 	ELAN_STAT(evictions),
+	ELAN_STAT(huge_loaded),
 	ELAN_STAT(attaches),
 	ELAN_STAT(detaches),
 	ELAN_STAT(releases),

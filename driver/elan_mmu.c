@@ -45,6 +45,8 @@ MODULE_PARM_DESC(mmu_reach_mb,
 		 "Memory each context's NIC MMU translates without evicting (MiB; 0: all of RAM). Costs 1/256 of it per context used; taken at attach");
 
 #define ELAN_TAG_VA(tag)	((tag) & ~(u64)(ELAN_PAGE - 1))
+#define ELAN_HUGE_SIZE		(1UL << ELAN_MMU_HUGE_SHIFT)
+#define ELAN_HUGE_MASK		(~(ELAN_HUGE_SIZE - 1))
 
 /* ivshmem BAR0 register: write peer << 16 | vector to interrupt a peer */
 #define IVSHMEM_DOORBELL	12
@@ -410,9 +412,24 @@ unsigned long elan_mmu_valid(struct elan_mmu_table *t)
 	return n;
 }
 
+/* A page entry for the page of @va? */
 static inline bool elan_tag_is(u64 tag, unsigned long va)
 {
-	return (tag & ELAN_MMU_VALID) && ELAN_TAG_VA(tag) == (va & PAGE_MASK);
+	return (tag & (ELAN_MMU_VALID | ELAN_MMU_HUGE)) == ELAN_MMU_VALID &&
+	       ELAN_TAG_VA(tag) == (va & PAGE_MASK);
+}
+
+/* A 2 MiB entry for the block at @block? */
+static inline bool elan_tag_is_huge(u64 tag, unsigned long block)
+{
+	return (tag & (ELAN_MMU_VALID | ELAN_MMU_HUGE)) ==
+	       (ELAN_MMU_VALID | ELAN_MMU_HUGE) && ELAN_TAG_VA(tag) == block;
+}
+
+/* The bytes the entry with @tag translates. */
+static inline unsigned long elan_tag_size(u64 tag)
+{
+	return tag & ELAN_MMU_HUGE ? ELAN_HUGE_SIZE : PAGE_SIZE;
 }
 
 /* Drop or write-protect one entry; the caller holds c->lock. */
@@ -432,13 +449,16 @@ static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
 	}
 	WRITE_ONCE(e->tag, 0);
 	c->mmu->nr_entries--;
+	if (tag & ELAN_MMU_HUGE)
+		c->mmu->nr_huge--;
 	return true;
 }
 
 /*
- * Call @fn on every valid entry for a page in [start, end): the range is
- * cut to where entries lie, then looked up page by page if no longer than
- * the table has sets, else the whole table is scanned.  Returns true if
+ * Call @fn on every valid entry that translates any of [start, end) (a
+ * 2 MiB entry with the address of its block): the range is cut to where
+ * entries lie, then looked up page by page (and block by block) if no
+ * longer than the table has sets, else the whole table is scanned.  Returns true if
  * any call changed something.  The caller holds c->lock.  Always inlined,
  * so that @fn is a direct call.
  */
@@ -467,6 +487,13 @@ elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
 				if (elan_tag_is(READ_ONCE(e[i].tag), va))
 					changed |= fn(c, &e[i], va, arg);
 		}
+		for (va = start & ELAN_HUGE_MASK; t->nr_huge && va < end;
+		     va += ELAN_HUGE_SIZE) {
+			e = elan_set(c, va);
+			for (i = 0; i < ELAN_MMU_WAYS; i++)
+				if (elan_tag_is_huge(READ_ONCE(e[i].tag), va))
+					changed |= fn(c, &e[i], va, arg);
+		}
 		return changed;
 	}
 	for (s = 0; s < t->sets && t->nr_entries; s++) {
@@ -475,7 +502,8 @@ elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
 			u64 tag = READ_ONCE(e[i].tag);
 
 			va = ELAN_TAG_VA(tag);
-			if ((tag & ELAN_MMU_VALID) && va >= start && va < end)
+			if ((tag & ELAN_MMU_VALID) && va < end &&
+			    va + elan_tag_size(tag) > start)
 				changed |= fn(c, &e[i], va, arg);
 		}
 	}
@@ -509,6 +537,7 @@ static bool elan_mmu_clear_locked(struct elan_ctx *c)
 			for (w = 0; w < ELAN_MMU_WAYS; w++)
 				WRITE_ONCE(elan_mmu_ways(t->page, s)[w].tag, 0);
 	t->nr_entries = 0;
+	t->nr_huge = 0;
 	t->lo = ULONG_MAX;
 	t->hi = 0;
 	return had;
@@ -535,14 +564,17 @@ static void elan_set_entry(struct elan_hw_tlbe *e, u64 tag, unsigned long pfn)
 	smp_store_release(&e->tag, tag);
 }
 
-/* Is @va the page of one of the last faults?  c->lock held. */
-static bool elan_mmu_recent(struct elan_ctx *c, unsigned long va)
+/* Does the entry @tag translate the page of one of the last faults?
+ * c->lock held.
+ */
+static bool elan_mmu_recent(struct elan_ctx *c, u64 tag)
 {
+	unsigned long va = ELAN_TAG_VA(tag), size = elan_tag_size(tag);
 	unsigned int i;
 
 	lockdep_assert_held(&c->lock);
 	for (i = 0; i < ELAN_MMU_RECENT; i++)
-		if (c->recent[i] == va)
+		if (c->recent[i] - va < size)
 			return true;
 	return false;
 }
@@ -561,7 +593,7 @@ static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 	lockdep_assert_held(&c->lock);
 	for (i = 0; i < ELAN_MMU_WAYS; i++, w++) {
 		w %= ELAN_MMU_WAYS;
-		if (!elan_mmu_recent(c, ELAN_TAG_VA(READ_ONCE(e[w].tag))))
+		if (!elan_mmu_recent(c, READ_ONCE(e[w].tag)))
 			break;
 	}
 	w %= ELAN_MMU_WAYS;
@@ -570,30 +602,32 @@ static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 }
 
 /*
- * Install the translation @va -> @pfn.  c->lock held.  An entry for @va
- * is updated in place; otherwise an empty way is used, or a victim is
- * evicted (always safe: a miss only faults again; the victim may still
- * be in use by a running chunk, which c->sd_pending makes the next
- * removal wait for).  The pages of the last faults are never the victim:
- * a chunk faults its two pages in one after the other, and the second
- * fault (with its fault-around) must not evict the first.  Returns true
- * if a translation was replaced by one to another page, which needs a
- * shootdown.
+ * Install the translation of the page of @va to @pfn, or with @huge of
+ * the 2 MiB block of @va to the 512 frames from @pfn on.  c->lock held.
+ * An entry for that page (block) is updated in place; otherwise an empty
+ * way is used, or a victim is evicted (always safe: a miss only faults
+ * again; the victim may still be in use by a running chunk, which
+ * c->sd_pending makes the next removal wait for).  The pages of the last
+ * faults are never the victim: a chunk faults its two pages in one after
+ * the other, and the second fault (with its fault-around) must not evict
+ * the first.  Returns true if a translation was replaced by one to
+ * another page, which needs a shootdown.
  */
 bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
-		      unsigned long pfn, bool writable)
+		      unsigned long pfn, bool writable, bool huge)
 {
 	struct elan_mmu_table *t = c->mmu;
-	unsigned int set = elan_mmu_set(va, t->sets);
+	unsigned long tva = va & (huge ? ELAN_HUGE_MASK : PAGE_MASK);
+	unsigned int set = elan_mmu_set(tva, t->sets);
 	struct elan_hw_tlbe *e = elan_mmu_ways(t->page, set), *slot = NULL;
-	u64 tag = elan_tag(va, writable);
+	u64 tag = elan_tag(tva, writable) | (huge ? ELAN_MMU_HUGE : 0);
 	unsigned int i;
 
 	lockdep_assert_held(&c->lock);
 	for (i = 0; i < ELAN_MMU_WAYS; i++) {
 		u64 old = READ_ONCE(e[i].tag);
 
-		if (elan_tag_is(old, va)) {
+		if (huge ? elan_tag_is_huge(old, tva) : elan_tag_is(old, tva)) {
 			if (READ_ONCE(e[i].pfn) == pfn) {
 				/* Only ever upgrade here: the PTE allows it. */
 				if ((old | tag) == old)
@@ -609,36 +643,51 @@ bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 		if (!slot && !(old & ELAN_MMU_VALID))
 			slot = &e[i];
 	}
-	t->lo = min(t->lo, va & PAGE_MASK);
-	t->hi = max(t->hi, (va & PAGE_MASK) + PAGE_SIZE);
+	t->lo = min(t->lo, tva);
+	t->hi = max(t->hi, tva + elan_tag_size(tag));
 	if (slot) {
 		t->nr_entries++;
 	} else {
 		slot = elan_mmu_victim(c, e, set);
+		if (READ_ONCE(slot->tag) & ELAN_MMU_HUGE)
+			t->nr_huge--;
 		c->sd_pending = true;
 		atomic64_inc(&c->dev->st.evictions);
 	}
+	if (huge)
+		t->nr_huge++;
 	elan_set_entry(slot, tag, pfn);
+	return false;
+}
+
+/* Does set @e hold an entry for @tva (@huge: a block) that allows @write? */
+static bool elan_set_has(struct elan_hw_tlbe *e, unsigned long tva, bool huge,
+			 bool write)
+{
+	unsigned int i;
+
+	for (i = 0; i < ELAN_MMU_WAYS; i++) {
+		u64 tag = READ_ONCE(e[i].tag);
+
+		if ((huge ? elan_tag_is_huge(tag, tva) : elan_tag_is(tag, tva)) &&
+		    (!write || (tag & ELAN_MMU_WRITE)))
+			return true;
+	}
 	return false;
 }
 
 /* Is @va translated for this access already?  A hint. */
 bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write)
 {
-	struct elan_hw_tlbe *e;
+	unsigned long block = va & ELAN_HUGE_MASK;
 	bool has = false;
-	unsigned int i;
 
 	spin_lock(&c->lock);
-	if (c->live) {	/* else the table may be a new owner's, or another */
-		e = elan_set(c, va);
-		for (i = 0; i < ELAN_MMU_WAYS && !has; i++) {
-			u64 tag = READ_ONCE(e[i].tag);
-
-			has = elan_tag_is(tag, va) &&
-			      (!write || (tag & ELAN_MMU_WRITE));
-		}
-	}
+	/* not live: the table may be a new owner's, or another */
+	if (c->live)
+		has = elan_set_has(elan_set(c, va), va & PAGE_MASK, false, write) ||
+		      (c->mmu->nr_huge &&
+		       elan_set_has(elan_set(c, block), block, true, write));
 	spin_unlock(&c->lock);
 	return has;
 }
@@ -718,6 +767,11 @@ static bool elan_refresh_entry(struct elan_ctx *c, struct vm_area_struct *vma,
 static bool elan_refresh_one(struct elan_ctx *c, struct elan_hw_tlbe *e,
 			     unsigned long va, void *vma)
 {
+	/* A block is dropped: the NIC faults it in again, as one entry if a
+	 * huge PMD still maps it.
+	 */
+	if (READ_ONCE(e->tag) & ELAN_MMU_HUGE)
+		return elan_zap_entry(c, e, false);
 	return elan_refresh_entry(c, vma, e, va);
 }
 

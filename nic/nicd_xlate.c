@@ -287,27 +287,26 @@ int nicd_wait_poll(struct nicd *n, struct nicd_wait *w)
  * Look the page of va up in the MMU of ctx: its host address, NULL on a
  * miss, or NICD_BAD_PFN for an entry outside guest RAM.  Tag, pfn, tag
  * again: the pfn is used only if both tags agree, are valid and match.
- * Runs inside the bracket.
+ * A page entry is looked for first, then a 2 MiB entry for the block of
+ * va (elan_hw.h).  Runs inside the bracket.
  */
 #define NICD_BAD_PFN ((uint8_t *)1)
+#define NICD_HUGE ((uint64_t)1 << ELAN_MMU_HUGE_SHIFT)
 
-static uint8_t *mmu_lookup(struct nicd_node *nd, uint32_t ctx, uint64_t va,
-			   int write, uint64_t *pfnp)
+/* The entry of set tagged tva (with flag huge): 1 and its pfn, or 0. */
+static int mmu_probe(const struct nicd_ctx *c, uint64_t tva, uint64_t huge,
+		     int write, uint64_t *pfnp)
 {
-	const struct nicd_ctx *c = &nd->ctx[ctx];
-	uint64_t vpage = va & ~(uint64_t)(NICD_PAGE - 1);
 	struct elan_hw_tlbe *set;
 	uint64_t tag, tag2, pfn;
-	uint8_t *page;
 	int way;
 
-	if (!c->mmu_sets)
-		return NULL;
-	set = elan_mmu_ways(c->mmu_page, elan_mmu_set(va, c->mmu_sets));
+	set = elan_mmu_ways(c->mmu_page, elan_mmu_set(tva, c->mmu_sets));
 	for (way = 0; way < ELAN_MMU_WAYS; way++) {
 		tag = LOAD_ACQ(&set[way].tag);
-		if (!(tag & ELAN_MMU_VALID) ||
-		    (tag & ~(uint64_t)(NICD_PAGE - 1)) != vpage)
+		if ((tag & (ELAN_MMU_VALID | ELAN_MMU_HUGE)) !=
+		    (ELAN_MMU_VALID | huge) ||
+		    (tag & ~(uint64_t)(NICD_PAGE - 1)) != tva)
 			continue;
 		pfn = LOAD_ACQ(&set[way].pfn);
 		tag2 = LOAD(&set[way].tag);
@@ -316,10 +315,30 @@ static uint8_t *mmu_lookup(struct nicd_node *nd, uint32_t ctx, uint64_t va,
 		if (write && !(tag & ELAN_MMU_WRITE))
 			continue;	/* read-only: fault with write = 1 */
 		*pfnp = pfn;
-		page = pfn_to_host(nd, pfn);
-		return page ? page : NICD_BAD_PFN;
+		return 1;
 	}
-	return NULL;
+	return 0;
+}
+
+static uint8_t *mmu_lookup(struct nicd_node *nd, uint32_t ctx, uint64_t va,
+			   int write, uint64_t *pfnp)
+{
+	const struct nicd_ctx *c = &nd->ctx[ctx];
+	uint64_t block = va & ~(NICD_HUGE - 1), pfn;
+	uint8_t *page;
+
+	if (!c->mmu_sets)
+		return NULL;
+	if (!mmu_probe(c, va & ~(uint64_t)(NICD_PAGE - 1), 0, write, &pfn)) {
+		if (!mmu_probe(c, block, ELAN_MMU_HUGE, write, &pfn))
+			return NULL;
+		/* (a garbage base must not wrap around into RAM) */
+		pfn = pfn > UINT64_MAX - NICD_HUGE / NICD_PAGE ? UINT64_MAX :
+		      pfn + (va - block) / NICD_PAGE;
+	}
+	*pfnp = pfn;
+	page = pfn_to_host(nd, pfn);
+	return page ? page : NICD_BAD_PFN;
 }
 
 /* Walk the MMU of ctx for va; on a miss, post a fault.  In the bracket. */

@@ -20,7 +20,7 @@
 #include "elan_uapi.h"
 
 #define ELAN_HW_MAGIC		0x31434e4e414c45ULL	/* "ELANNC1" */
-#define ELAN_HW_VERSION		3	/* 3: the NIC MMU in guest RAM */
+#define ELAN_HW_VERSION		4	/* 3: the NIC MMU in guest RAM, 4: 2 MiB entries */
 #define ELAN_REGION_SIZE	(16u << 20)	/* power of two for the BAR */
 
 /* NIC -> driver interrupt vectors. */
@@ -141,14 +141,20 @@ enum elan_nic_state {
 #define ELAN_MMU_WAYS		4
 #define ELAN_MMU_VALID		0x1ULL
 #define ELAN_MMU_WRITE		0x2ULL
+#define ELAN_MMU_HUGE		0x4ULL	/* a 2 MiB entry */
 #define ELAN_MMU_VPN_SHIFT	12
+#define ELAN_MMU_HUGE_SHIFT	21
 #define ELAN_MMU_PAGE_SETS	(ELAN_PAGE / (ELAN_MMU_WAYS * 16))	/* 64 */
 #define ELAN_MMU_DIR_ENTRIES	8192
 #define ELAN_MMU_MIN_SETS	ELAN_MMU_PAGE_SETS
 #define ELAN_MMU_MAX_SETS	(ELAN_MMU_DIR_ENTRIES * ELAN_MMU_PAGE_SETS)
 
 /*
- * tag = vaddr page | ELAN_MMU_* flags; 0 is an empty entry.  The driver
+ * tag = vaddr page | ELAN_MMU_* flags; 0 is an empty entry.  With
+ * ELAN_MMU_HUGE the entry translates the 2 MiB-aligned block at the
+ * tag's address (kept in that address's set) to the 512 frames from pfn
+ * on: the NIC looks a page up in its own set first, then as a block in
+ * the set of the block's address.  The driver
  * installs pfn first and tag last (release), removes by writing tag = 0.
  * The NIC reads tag, pfn, then tag again, and uses pfn only if both tags
  * are equal, valid and match; the shootdown covers the rest.  Evicting an

@@ -167,6 +167,17 @@ static long read_long(const char *path)
 	return v;
 }
 
+/* A bool module parameter: 1 (Y), 0 (N), -1 (none). */
+static int read_bool(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int c = f ? fgetc(f) : EOF;
+
+	if (f)
+		fclose(f);
+	return c == 'Y' ? 1 : c == 'N' ? 0 : -1;
+}
+
 /* Pages of [p, p+len) resident, by mincore. */
 static size_t resident(void *p, size_t len)
 {
@@ -1203,7 +1214,7 @@ static void test_vm_thp(void)
 {
 	const size_t huge = 2 * MiB, len = 2 * huge;
 	uint8_t *buf = map_aligned(len, huge);
-	long kb;
+	long kb, h0, h1;
 	int r;
 
 	if (madvise(buf, len, MADV_HUGEPAGE))
@@ -1213,7 +1224,14 @@ static void test_vm_thp(void)
 	T_INFO("AnonHugePages %ld kB", kb);
 	if (kb < 2048)
 		T_INFO("no huge page after the fault (THP off?): the test still runs");
+	h0 = debug_counter("huge_loaded");
 	nic_check(buf, len, 71, false, "THP");
+	h1 = debug_counter("huge_loaded");
+	/* each huge page the PMD maps: one 2 MiB NIC entry (elan huge=1) */
+	T_INFO("%ld 2 MiB NIC MMU entries loaded for %ld kB of THP", h1 - h0, kb);
+	if (kb >= 2048 && read_bool("/sys/module/elan/parameters/huge") == 1)
+		T_CHECK(h1 - h0 >= kb / 2048, "%ld kB of THP read by the NIC with %ld 2 MiB entries (-1: no debugfs)",
+			kb, h1 - h0);
 	nic_write(buf + 4096 + 100, huge, 72);
 	cpu_check(buf + 4096 + 100, huge, 72, false, "NIC write into a THP");
 	/* Split: one small page of the huge page becomes read-only. */

@@ -69,9 +69,9 @@ int main(int argc, char **argv)
 	}
 	code = WIFEXITED(status) ? WEXITSTATUS(status) :
 	       128 + WTERMSIG(status);
-	fprintf(stderr, "# follow: %s: exit %d; %llu mms followed, %llu translations preloaded, %llu entries checked in %llu passes, %llu stale, %llu over-permissive\n",
+	fprintf(stderr, "# follow: %s: exit %d; %llu mms followed, %llu translations preloaded (%llu THP blocks held whole), %llu entries checked in %llu passes, %llu stale, %llu over-permissive\n",
 		argv[i], code, (unsigned long long)f.mms,
-		(unsigned long long)f.preloads,
+		(unsigned long long)f.preloads, (unsigned long long)f.blocks,
 		(unsigned long long)f.checked, (unsigned long long)f.passes,
 		(unsigned long long)f.stale, (unsigned long long)f.overperm);
 	if (f.stale || f.overperm)

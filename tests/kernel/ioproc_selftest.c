@@ -1929,8 +1929,22 @@ static int sc_thp(void)
 		SKIP("no transparent huge page was allocated (AnonHugePages %ld kB)",
 		     kb);
 	TRY(dev_open(&d));
+	hk_snap(&d, &h);
 	TRY(load_ok(&d, p, len, true, "huge pages"));
 	TRY(expect_clean(&d, "huge pages loaded"));
+	/* the kernel said each huge PMD's translation holds for its block */
+	{
+		struct ioproc_test_stats s;
+		char on[8] = "";
+
+		TRY(dev_stats(&d, &s));
+		read_str("/sys/module/ioproc_test/parameters/huge", on, sizeof(on));
+		vnote("%llu THP blocks loaded whole", (ull)(s.blocks - h.blocks));
+		if (on[0] == 'Y')
+			REQ(s.blocks - h.blocks >= (uint64_t)kb / (HPAGE >> 10),
+			    "%ld kB in huge pages loaded as %llu whole blocks",
+			    kb, (ull)(s.blocks - h.blocks));
+	}
 
 	/* fork write-protects the parent's huge PMDs */
 	hk_snap(&d, &h);

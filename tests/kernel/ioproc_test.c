@@ -32,6 +32,16 @@ module_param(skip_hooks, uint, 0644);
 MODULE_PARM_DESC(skip_hooks,
 		 "Ignore hook classes (1 invalidate, 2 protection, 4 release) to show that CHECK catches a broken NIC");
 
+static bool huge = true;
+module_param(huge, bool, 0644);
+MODULE_PARM_DESC(huge,
+		 "A translation the kernel reports for a whole THP block (pte->shift) is held for every page of it, as a NIC with 2 MiB entries relies on");
+
+static bool assume_blocks;
+module_param(assume_blocks, bool, 0644);
+MODULE_PARM_DESC(assume_blocks,
+		 "Broken NIC: holds every translation as a 2 MiB block, frames counted on, whatever pte->shift says");
+
 static bool wait_faulting;
 module_param(wait_faulting, bool, 0644);
 MODULE_PARM_DESC(wait_faulting,
@@ -57,7 +67,7 @@ struct nic_ctx {
 	struct xarray shadow;		/* vpn -> xa_mk_value(pfn << 1 | w) */
 	unsigned long preload_start, preload_end;
 	atomic64_t calls[IOPROC_HOOK_NR];
-	atomic64_t loads, preloads, faults, released;
+	atomic64_t loads, preloads, faults, released, blocks;
 	/* IOPROC_TEST_INFLIGHT: [start, end) with its data, freed at close */
 	unsigned long inflight_start, inflight_end;
 	void *inflight_buf;
@@ -168,15 +178,35 @@ static void shadow_invalidate(struct nic_ctx *c, unsigned long start,
 	xa_unlock(&c->shadow);
 }
 
-/* Called by ioproc_load() and from update hooks, under the PTE lock. */
+/*
+ * Called by ioproc_load() and from update hooks, under the PTE (or PMD)
+ * lock.  A translation of a whole block (a PMD-mapped THP) is stored for
+ * each of its pages, frames counted on from the block's first: the
+ * checker then holds the kernel to pte->shift for every page of it until
+ * a hook covers that page.  (Once stored, the other pages' loads of the
+ * same block find their entry and store nothing.)
+ */
 static void shadow_load(void *arg, unsigned long addr,
 			const struct ioproc_pte *t)
 {
+	unsigned int shift = READ_ONCE(assume_blocks) ? PMD_SHIFT : t->shift;
+	unsigned long size = 1UL << shift, first = addr & ~(size - 1);
+	unsigned long pfn0 = t->pfn - ((addr - first) >> PAGE_SHIFT), i;
 	struct nic_ctx *c = arg;
+	void *e;
 
 	xa_lock(&c->shadow);
-	__xa_store(&c->shadow, addr >> PAGE_SHIFT, xa_mk_value(shadow_val(t)),
-		   GFP_ATOMIC);
+	e = xa_load(&c->shadow, addr >> PAGE_SHIFT);
+	if (!READ_ONCE(huge) || shift <= PAGE_SHIFT) {
+		__xa_store(&c->shadow, addr >> PAGE_SHIFT,
+			   xa_mk_value(shadow_val(t)), GFP_ATOMIC);
+	} else if (!e || xa_to_value(e) != shadow_val(t)) {
+		for (i = 0; i < size >> PAGE_SHIFT; i++)
+			__xa_store(&c->shadow, (first >> PAGE_SHIFT) + i,
+				   xa_mk_value((pfn0 + i) << 1 | t->writable),
+				   GFP_ATOMIC);
+		atomic64_inc(&c->blocks);
+	}
 	xa_unlock(&c->shadow);
 }
 
@@ -553,6 +583,11 @@ static int xfer_page(struct nic_ctx *c, struct nic_dma *dma,
 	for (tries = 0; tries < 32; tries++) {
 		xa_lock(&c->shadow);
 		e = xa_load(&c->shadow, addr >> PAGE_SHIFT);
+		if (e && !pfn_valid(xa_to_value(e) >> 1)) {
+			/* (a block made up by assume_blocks) */
+			xa_unlock(&c->shadow);
+			return -EFAULT;
+		}
 		if (e && (!put || (xa_to_value(e) & 1))) {
 			va = kmap_local_pfn(xa_to_value(e) >> 1);
 			if (put)
@@ -658,6 +693,7 @@ static long do_stats(struct nic_ctx *c, struct ioproc_test_stats __user *u)
 		s.entries++;
 	s.loads = atomic64_read(&c->loads);
 	s.preloads = atomic64_read(&c->preloads);
+	s.blocks = atomic64_read(&c->blocks);
 	s.faults = atomic64_read(&c->faults);
 	s.released = atomic64_read(&c->released);
 	s.inflight_waiting = atomic64_read(&c->inflight_waiting);
@@ -750,7 +786,7 @@ struct follow {
 	struct file *owner;		/* the file that started it */
 	struct list_head ctxs;
 	unsigned int interval_ms;
-	atomic64_t mms, passes, preloads, checked, stale, overperm;
+	atomic64_t mms, passes, preloads, blocks, checked, stale, overperm;
 };
 
 static DEFINE_MUTEX(follow_lock);	/* starting and stopping */
@@ -830,6 +866,7 @@ static void follow_drop(struct follow *f, struct nic_ctx *c)
 {
 	list_del(&c->follow_node);
 	atomic64_add(atomic64_read(&c->preloads), &f->preloads);
+	atomic64_add(atomic64_read(&c->blocks), &f->blocks);
 	ctx_free(c);
 }
 
@@ -881,6 +918,7 @@ static void follow_counts(struct follow *f, struct ioproc_test_follow *r)
 	r->mms = atomic64_read(&f->mms);
 	r->passes = atomic64_read(&f->passes);
 	r->preloads = atomic64_read(&f->preloads);
+	r->blocks = atomic64_read(&f->blocks);
 	r->checked = atomic64_read(&f->checked);
 	r->stale = atomic64_read(&f->stale);
 	r->overperm = atomic64_read(&f->overperm);

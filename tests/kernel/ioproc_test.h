@@ -75,6 +75,7 @@ struct ioproc_test_stats {
 	__u64 dma_waits;	/* hooks that waited for a PUT/GET in flight */
 	__u64 dma_wait_timeouts; /* hooks whose wait for one ran out */
 	__u64 xfer_paused;	/* a PUT/GET waits at pause_addr now */
+	__u64 blocks;		/* THP blocks loaded whole (module param huge) */
 };
 
 /*
@@ -138,6 +139,7 @@ struct ioproc_test_follow {
 	__u64 mms;		/* out: mms followed */
 	__u64 passes;		/* out: CHECK passes over all of them */
 	__u64 preloads;		/* out: translations loaded (stopped mms) */
+	__u64 blocks;		/* out: of them, THP blocks held whole */
 	__u64 checked;		/* out: entries compared, all passes */
 	__u64 stale;
 	__u64 overperm;

@@ -20,7 +20,8 @@ ko=$(readlink -f "${2:-$here/ioproc_test.ko}")
 dir=$(readlink -f "$dir")
 follow=$here/ioproc_follow
 skip=/sys/module/ioproc_test/parameters/skip_hooks
-pass=0 fail=0 checked=0
+blocks_param=/sys/module/ioproc_test/parameters/assume_blocks
+pass=0 fail=0 checked=0 blocks=0
 
 say() { echo "vm-in-guest: $*"; }
 ok() { echo "ok $1"; pass=$((pass + 1)); }
@@ -103,6 +104,8 @@ for t in "${tests[@]}"; do
 		counts=$(grep '^# follow:' "$log.nic" | tail -1)
 		n=$(echo "$counts" | sed -n 's/.* \([0-9]*\) entries checked.*/\1/p')
 		checked=$((checked + ${n:-0}))
+		n=$(echo "$counts" | sed -n 's/.*(\([0-9]*\) THP blocks held whole).*/\1/p')
+		blocks=$((blocks + ${n:-0}))
 		echo "# $name: alone exit $rc0 in $((t1 - t0)) s; followed, in $((t2 - t1)) s: ${counts#\# follow: }"
 		# A program that fails on its own here is compared all the same.
 		[ $rc0 = 0 ] || grep -v '^#' "$log.plain" | tail -n 3 | sed "s/^/#   $name alone: /"
@@ -124,7 +127,7 @@ for t in "${tests[@]}"; do
 		else ok "$name (the same on attempt $attempt)"; fi
 	fi
 done
-echo "# translations checked against the page tables: $checked"
+echo "# translations checked against the page tables: $checked ($blocks THP blocks held whole)"
 [ "$checked" -gt 0 ] || bad "checked" "no translation was checked"
 
 # Broken NIC: invalidations ignored.  A program that unmaps what it
@@ -138,6 +141,20 @@ if [ $rc = 125 ]; then
 	ok "broken: a NIC that ignores invalidations is caught"
 else
 	bad "broken" "with skip_hooks=1 ioproc_follow exited $rc, not 125"
+fi
+
+# Broken NIC: every translation held as a 2 MiB block, as if the kernel
+# said so for small pages: the frames of a block it made up are not the
+# page tables'.
+echo Y > $blocks_param
+timeout 300 "$follow" -- "$dir/mremap_test" > /tmp/vmtest/broken-blocks.log 2>&1
+rc=$?
+echo N > $blocks_param
+grep '^# follow:' /tmp/vmtest/broken-blocks.log | sed 's/^# follow:/# broken (assume_blocks=1):/'
+if [ $rc = 125 ]; then
+	ok "broken: a NIC that holds small pages as blocks is caught"
+else
+	bad "broken-blocks" "with assume_blocks=1 ioproc_follow exited $rc, not 125"
 fi
 
 dmesg | grep -E 'BUG|WARNING|Oops|general protection|soft lockup|KASAN|Bad page' |

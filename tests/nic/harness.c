@@ -293,7 +293,8 @@ void th_mmu_set(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable)
 	int w, way = -1;
 
 	for (w = 0; w < ELAN_MMU_WAYS; w++)
-		if ((set[w].tag & ~4095ull) == vpage && (set[w].tag & ELAN_MMU_VALID))
+		if ((set[w].tag & ~4095ull) == vpage &&
+		    (set[w].tag & (ELAN_MMU_VALID | ELAN_MMU_HUGE)) == ELAN_MMU_VALID)
 			way = w;
 	for (w = 0; way < 0 && w < ELAN_MMU_WAYS; w++)
 		if (!(set[w].tag & ELAN_MMU_VALID))
@@ -305,6 +306,28 @@ void th_mmu_set(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable)
 	__atomic_store_n(&set[way].pfn, pfn, __ATOMIC_RELAXED);
 	__atomic_store_n(&set[way].tag,
 			 vpage | ELAN_MMU_VALID | (writable ? ELAN_MMU_WRITE : 0),
+			 __ATOMIC_RELEASE);
+}
+
+/* A 2 MiB entry: the block of va to the 512 frames from pfn on. */
+void th_mmu_set_huge(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable)
+{
+	uint64_t block = va & ~((1ull << ELAN_MMU_HUGE_SHIFT) - 1);
+	struct elan_hw_tlbe *set = th_mmu_ways(c, elan_mmu_set(block, TH_MMU_SETS));
+	uint64_t want = block | ELAN_MMU_VALID | ELAN_MMU_HUGE;
+	int w, way = -1;
+
+	for (w = 0; w < ELAN_MMU_WAYS; w++)
+		if ((set[w].tag & ~(uint64_t)ELAN_MMU_WRITE) == want)
+			way = w;
+	for (w = 0; way < 0 && w < ELAN_MMU_WAYS; w++)
+		if (!(set[w].tag & ELAN_MMU_VALID))
+			way = w;
+	if (way < 0)
+		way = (int)(c->evict++ % ELAN_MMU_WAYS);
+	__atomic_store_n(&set[way].tag, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&set[way].pfn, pfn, __ATOMIC_RELAXED);
+	__atomic_store_n(&set[way].tag, want | (writable ? ELAN_MMU_WRITE : 0),
 			 __ATOMIC_RELEASE);
 }
 

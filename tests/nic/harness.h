@@ -100,6 +100,7 @@ void th_ram_layout(struct th_node *tn);
 /* The ELAN_MMU_WAYS entries of set s of c's table, in guest RAM. */
 struct elan_hw_tlbe *th_mmu_ways(struct th_ctx *c, uint32_t s);
 void th_mmu_set(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable);
+void th_mmu_set_huge(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable);
 void th_mmu_clear(struct th_ctx *c);
 
 /* Post a command (seq written last).  0, or -1 if the queue is full. */

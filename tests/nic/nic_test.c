@@ -972,6 +972,106 @@ static int t_bad_pfn(void)
 }
 
 /*
+ * 2 MiB entries (ELAN_MMU_HUGE): one entry translates every page of its
+ * block to the frames from its pfn on.  A put across pages in the middle,
+ * a get of the block's last page and an atomic land in those frames; a
+ * page entry inside the block is used before the block's; a read-only
+ * block makes a put fault for write; the entry is not taken for the next
+ * block; a block reaching past RAM fails only its pages beyond, and a
+ * base whose frames would wrap around fails too.
+ */
+static int t_huge(void)
+{
+	struct th t;
+	struct th_ctx *a, *b;
+	struct elan_cmd cmd;
+	struct elan_event ev;
+	uint8_t src[3 * 4096], *ram;
+	uint64_t pfn0, blk, other, v, npfn = (32 * MiB) >> 12;
+	size_t i;
+	int st;
+
+	CHECK(th_init(&t, 2, 32 * MiB) == 0, "init");
+	a = th_attach(&t, 0, 0, 1, 16);
+	b = th_attach(&t, 1, 0, 1, 1024);
+	CHECK(b && !(th_va(b, 0) & (2 * MiB - 1)), "b's pages in 2 MiB blocks");
+	th_preload(a, th_va(a, 0), 16 * 4096);
+	ram = t.node[1].ram;
+	blk = th_va(b, 0);
+	pfn0 = b->pt[1].pfn;	/* b's first frame (th_attach swaps pairs) */
+	th_mmu_set_huge(b, blk, pfn0, 1);
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 7 + 3);
+	th_write_mem(a, th_va(a, 0), src, sizeof(src));
+
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), blk + 300 * 4096 + 100,
+		     sizeof(src));
+	st = th_do(&t, a, &cmd, NULL);
+	CHECK(st == 0, "put through a 2 MiB entry: %s", nicd_status_name(st));
+	CHECK(!memcmp(ram + (pfn0 + 300) * 4096 + 100, src, sizeof(src)),
+	      "the put did not land in the block's frames");
+	CHECK(t.node[1].faults_served == 0, "a fault for a page of the block");
+
+	memcpy(ram + (pfn0 + 511) * 4096, src + 4096, 4096);
+	cmd = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a, 4 * 4096), blk + 511 * 4096, 4096);
+	st = th_do(&t, a, &cmd, NULL);
+	CHECK(st == 0 && !th_cmp_mem(a, th_va(a, 4 * 4096), src + 4096, 4096),
+	      "get of the block's last page: %s", nicd_status_name(st));
+
+	memset(ram + (pfn0 + 40) * 4096, 0, 8);
+	cmd = th_cmd(ELAN_OP_ATOMIC, th_addr(b), 0, blk + 40 * 4096, 8);
+	cmd.aop = ELAN_AOP_ADD;
+	cmd.operand = 5;
+	st = th_do(&t, a, &cmd, NULL);
+	memcpy(&v, ram + (pfn0 + 40) * 4096, 8);
+	CHECK(st == 0 && v == 5, "fetch-add in the block: %s, value %llu",
+	      nicd_status_name(st), (unsigned long long)v);
+
+	/* a page entry of the block first: page 7 to another frame */
+	other = b->pt[600].pfn;
+	th_mmu_set(b, blk + 7 * 4096, other, 1);
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), blk + 7 * 4096, 64);
+	CHECK(th_do(&t, a, &cmd, NULL) == 0 && !memcmp(ram + other * 4096, src, 64),
+	      "a page entry inside the block was not used first");
+
+	/* read-only block: a put faults for write and the driver refuses */
+	th_mmu_set_huge(b, blk, pfn0, 0);
+	b->pt[100].writable = 0;
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), blk + 100 * 4096, 64);
+	st = th_do(&t, a, &cmd, &ev);
+	CHECK(st == ELAN_E_REMOTE_PROT, "put into a read-only block: %s",
+	      nicd_status_name(st));
+
+	/* the next block: the entry must not reach it (a fault, served
+	 * from b's pages: the data lands in b's own frame of that page) */
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), blk + 2 * MiB + 4096, 64);
+	st = th_do(&t, a, &cmd, NULL);
+	CHECK(st == 0 && t.node[1].faults_served > 0 &&
+	      !memcmp(ram + b->pt[513].pfn * 4096, src, 64),
+	      "put beyond the block: %s", nicd_status_name(st));
+
+	/* a block whose frames run past RAM: its pages inside work, the
+	 * ones beyond fail (gets: the frames inside hold the tables) */
+	th_mmu_set_huge(b, blk + 2 * MiB, npfn - 256, 1);
+	cmd = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a, 8 * 4096), blk + 2 * MiB + 10 * 4096, 64);
+	st = th_do(&t, a, &cmd, NULL);
+	CHECK(st == 0, "get of a block page inside RAM: %s", nicd_status_name(st));
+	cmd = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a, 8 * 4096), blk + 2 * MiB + 300 * 4096, 64);
+	st = th_do(&t, a, &cmd, NULL);
+	CHECK(st == ELAN_E_REMOTE_FAULT, "get of a block page past RAM: %s",
+	      nicd_status_name(st));
+	th_mmu_set_huge(b, blk + 2 * MiB, ~0ull - 3, 1);
+	cmd = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a, 8 * 4096), blk + 2 * MiB + 10 * 4096, 64);
+	st = th_do(&t, a, &cmd, NULL);
+	CHECK(st == ELAN_E_REMOTE_FAULT, "get through a wrapping block: %s",
+	      nicd_status_name(st));
+	CHECK(strstr(t.log, "outside guest RAM"), "the bad block not logged");
+	CHECK(th_guards_ok(&t, 0) && th_guards_ok(&t, 1), "guard bytes changed");
+	th_fini(&t);
+	return 0;
+}
+
+/*
  * A NIC MMU the NIC cannot use (size out of range or not a power of two,
  * a directory page outside guest RAM): the context fails with QUEUE and
  * is not served, the log names it, nothing is touched; a proper table on
@@ -1887,6 +1987,7 @@ static const struct {
 	{ "protection: write through read-only", t_protection },
 	{ "capability and addressing", t_capability },
 	{ "bad pfn in the MMU", t_bad_pfn },
+	{ "2 MiB MMU entries", t_huge },
 	{ "unusable NIC MMU table", t_bad_mmu },
 	{ "malformed commands", t_malformed },
 	{ "ring corruption", t_ring_corruption },
