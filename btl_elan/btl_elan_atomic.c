@@ -65,10 +65,15 @@ static inline int mca_btl_elan_atomic(mca_btl_elan_module_t *module, int type, u
     return mca_btl_elan_rdma_frag_start(module, frag);
 }
 
-int mca_btl_elan_aop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                     uint64_t remote_address, struct mca_btl_base_registration_handle_t *remote_handle,
-                     mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
-                     mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+/* An atomic of MCA_BTL_ATOMIC_*: fetching (@type FATOMIC, the old value to
+ * @local_address) or not (ATOMIC). */
+static inline int mca_btl_elan_atomic_op(struct mca_btl_base_module_t *btl, int type,
+                                         struct mca_btl_base_endpoint_t *endpoint,
+                                         void *local_address, uint64_t remote_address,
+                                         struct mca_btl_base_registration_handle_t *local_handle,
+                                         mca_btl_base_atomic_op_t op, uint64_t operand, int flags,
+                                         mca_btl_base_rdma_completion_fn_t cbfunc,
+                                         void *cbcontext, void *cbdata)
 {
     uint8_t aop;
     int rc = mca_btl_elan_aop_map(op, &aop);
@@ -76,9 +81,18 @@ int mca_btl_elan_aop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
     if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
         return rc;
     }
-    return mca_btl_elan_atomic((mca_btl_elan_module_t *) btl, MCA_BTL_ELAN_FRAG_ATOMIC, aop,
-                               endpoint, NULL, remote_address, NULL, operand, 0, flags, cbfunc,
+    return mca_btl_elan_atomic((mca_btl_elan_module_t *) btl, type, aop, endpoint, local_address,
+                               remote_address, local_handle, operand, 0, flags, cbfunc,
                                cbcontext, cbdata);
+}
+
+int mca_btl_elan_aop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     uint64_t remote_address, struct mca_btl_base_registration_handle_t *remote_handle,
+                     mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                     mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    return mca_btl_elan_atomic_op(btl, MCA_BTL_ELAN_FRAG_ATOMIC, endpoint, NULL, remote_address,
+                                  NULL, op, operand, flags, cbfunc, cbcontext, cbdata);
 }
 
 int mca_btl_elan_afop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -88,15 +102,9 @@ int mca_btl_elan_afop(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
                       mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
                       mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-    uint8_t aop;
-    int rc = mca_btl_elan_aop_map(op, &aop);
-
-    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
-        return rc;
-    }
-    return mca_btl_elan_atomic((mca_btl_elan_module_t *) btl, MCA_BTL_ELAN_FRAG_FATOMIC, aop,
-                               endpoint, local_address, remote_address, local_handle, operand, 0,
-                               flags, cbfunc, cbcontext, cbdata);
+    return mca_btl_elan_atomic_op(btl, MCA_BTL_ELAN_FRAG_FATOMIC, endpoint, local_address,
+                                  remote_address, local_handle, op, operand, flags, cbfunc,
+                                  cbcontext, cbdata);
 }
 
 int mca_btl_elan_acswap(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
