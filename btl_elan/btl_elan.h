@@ -46,6 +46,18 @@
 
 BEGIN_C_DECLS
 
+/**
+ * A diagnostic at verbosity @level of the btl framework
+ * (--mca btl_base_verbose), "btl: elan: " before it.  Errors go through
+ * BTL_ERROR; BTL_VERBOSE is not used for these lines because it is
+ * compiled out of Open MPI's release builds (OPAL_ENABLE_DEBUG 0, as
+ * Debian's), and they are what tells a user why btl elan is not used or
+ * what it did.
+ */
+#define MCA_BTL_ELAN_VERBOSE(level, ...)                                          \
+    opal_output_verbose(level, opal_btl_base_framework.framework_output,        \
+                        "btl: elan: " __VA_ARGS__)
+
 struct mca_btl_elan_frag_t;
 
 /**

@@ -199,26 +199,23 @@ static uint64_t mca_btl_elan_job_capability(void)
     uint64_t cap;
 
     if (0 != mca_btl_elan_component.capability) {
-        opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                            "btl: elan: capability set by hand: 0x%016lx",
-                            mca_btl_elan_component.capability);
+        MCA_BTL_ELAN_VERBOSE(10, "capability set by hand: 0x%016lx",
+                             mca_btl_elan_component.capability);
         return (uint64_t) mca_btl_elan_component.capability;
     }
 
     key = getenv(OPAL_MCA_PREFIX "orte_precondition_transports");
     if (NULL != key && 2 == sscanf(key, "%16llx-%16llx", &hi, &lo)) {
         cap = mca_btl_elan_mix64(mca_btl_elan_mix64(hi) ^ lo);
-        opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                            "btl: elan: capability derived from the job's transport key");
+        MCA_BTL_ELAN_VERBOSE(10, "capability derived from the job's transport key");
     } else {
         /* direct launch without a transport key: all ranks of a job share
          * the job id (the hash of the PMIx namespace) */
         cap = mca_btl_elan_mix64(0x656c616e00000000ULL ^ OPAL_PROC_MY_NAME.jobid);
-        opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: no " OPAL_MCA_PREFIX "orte_precondition_transports "
-                            "in the environment (direct launch?): capability derived "
-                            "from job id %u, weaker isolation between jobs",
-                            (unsigned) OPAL_PROC_MY_NAME.jobid);
+        MCA_BTL_ELAN_VERBOSE(1, "no " OPAL_MCA_PREFIX "orte_precondition_transports "
+                             "in the environment (direct launch?): capability derived "
+                             "from job id %u, weaker isolation between jobs",
+                             (unsigned) OPAL_PROC_MY_NAME.jobid);
     }
     return 0 == cap ? 1 : cap;
 }
@@ -239,9 +236,8 @@ static mca_btl_base_module_t **mca_btl_elan_component_init(int *num_btls,
     cap = mca_btl_elan_job_capability();
     rc = elan_open(cap, &ctx);
     if (0 != rc) {
-        opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: no usable Elan NIC (elan_open: %s): btl elan disqualified",
-                            elan_strerror(rc));
+        MCA_BTL_ELAN_VERBOSE(1, "no usable Elan NIC (elan_open: %s): btl elan disqualified",
+                             elan_strerror(rc));
         return NULL;
     }
     addr = elan_addr(ctx);
@@ -309,9 +305,7 @@ static mca_btl_base_module_t **mca_btl_elan_component_init(int *num_btls,
                                  mca_btl_elan_component.free_list_inc, NULL, 0, NULL, NULL, NULL);
     }
     if (OPAL_SUCCESS != rc) {
-        opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: cannot allocate the endpoint table or fragments: "
-                            "btl elan disqualified");
+        BTL_ERROR(("cannot allocate the endpoint table or fragments: btl elan disqualified"));
         mca_btl_elan_finalize(&module->super);
         free(btls);
         return NULL;
@@ -320,19 +314,17 @@ static mca_btl_base_module_t **mca_btl_elan_component_init(int *num_btls,
     OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_elan_component.super.btl_version,
                     &addr, sizeof(addr));
     if (OPAL_SUCCESS != rc) {
-        opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: modex send failed (%d): btl elan disqualified", rc);
+        BTL_ERROR(("modex send failed (%d): btl elan disqualified", rc));
         mca_btl_elan_finalize(&module->super);
         free(btls);
         return NULL;
     }
 
-    opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                        "btl: elan: NIC context %u:%u of %u nodes, eager limit %zu, "
-                        "max send %zu, help files in %s",
-                        ELAN_ADDR_NODE(addr), ELAN_ADDR_CTX(addr), elan_nodes(ctx),
-                        module->super.btl_eager_limit, module->super.btl_max_send_size,
-                        mca_btl_elan_component.help_dir ? mca_btl_elan_component.help_dir : "?");
+    MCA_BTL_ELAN_VERBOSE(10, "NIC context %u:%u of %u nodes, eager limit %zu, "
+                         "max send %zu, help files in %s",
+                         ELAN_ADDR_NODE(addr), ELAN_ADDR_CTX(addr), elan_nodes(ctx),
+                         module->super.btl_eager_limit, module->super.btl_max_send_size,
+                         mca_btl_elan_component.help_dir ? mca_btl_elan_component.help_dir : "?");
 
     mca_btl_elan_component.module = module;
     btls[0] = &module->super;

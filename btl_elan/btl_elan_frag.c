@@ -153,11 +153,10 @@ void mca_btl_elan_complete(mca_btl_elan_module_t *module, struct elan_event *ev)
     if (OPAL_UNLIKELY(ELAN_OK != ev->status)) {
         status = mca_btl_elan_status_to_opal(ev->status);
         ++module->stats.errors;
-        opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                            "btl: elan: op %u to %u:%u failed: %s", ev->op,
-                            frag->endpoint ? ELAN_ADDR_NODE(frag->endpoint->addr) : 0,
-                            frag->endpoint ? ELAN_ADDR_CTX(frag->endpoint->addr) : 0,
-                            elan_strerror(ev->status));
+        MCA_BTL_ELAN_VERBOSE(10, "op %u to %u:%u failed: %s", ev->op,
+                             frag->endpoint ? ELAN_ADDR_NODE(frag->endpoint->addr) : 0,
+                             frag->endpoint ? ELAN_ADDR_CTX(frag->endpoint->addr) : 0,
+                             elan_strerror(ev->status));
         opal_show_help("help-mpi-btl-elan.txt", "op failed", true, opal_process_info.nodename,
                        mca_btl_elan_op_name(frag->type),
                        frag->endpoint && frag->endpoint->proc ?
@@ -264,9 +263,8 @@ void mca_btl_elan_drain(mca_btl_elan_module_t *module, int timeout_s)
             continue;
         }
         if (rc < 0 || time(NULL) > deadline) {
-            opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                                "btl: elan: finalize: %ld commands still in flight abandoned",
-                                (long) module->outstanding);
+            MCA_BTL_ELAN_VERBOSE(10, "finalize: %ld commands still in flight abandoned",
+                                 (long) module->outstanding);
             break;
         }
     }

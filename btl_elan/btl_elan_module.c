@@ -90,9 +90,8 @@ int mca_btl_elan_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                             &procs[i]->proc_name, (void **) &addr, &size);
             if (OPAL_SUCCESS != rc || NULL == addr || sizeof(*addr) != size) {
                 /* that process has no Elan context: not reachable by us */
-                opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                                    "btl: elan: %s has no Elan address (modex: %d): unreachable",
-                                    OPAL_NAME_PRINT(procs[i]->proc_name), rc);
+                MCA_BTL_ELAN_VERBOSE(10, "%s has no Elan address (modex: %d): unreachable",
+                                     OPAL_NAME_PRINT(procs[i]->proc_name), rc);
                 free(addr);
                 continue;
             }
@@ -117,11 +116,10 @@ int mca_btl_elan_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                 OPAL_THREAD_UNLOCK(&module->lock);
                 return rc;
             }
-            opal_output_verbose(20, opal_btl_base_framework.framework_output,
-                                "btl: elan: %s is NIC context %u:%u%s",
-                                OPAL_NAME_PRINT(procs[i]->proc_name),
-                                ELAN_ADDR_NODE(endpoint->addr), ELAN_ADDR_CTX(endpoint->addr),
-                                local ? " (this node)" : "");
+            MCA_BTL_ELAN_VERBOSE(20, "%s is NIC context %u:%u%s",
+                                 OPAL_NAME_PRINT(procs[i]->proc_name),
+                                 ELAN_ADDR_NODE(endpoint->addr), ELAN_ADDR_CTX(endpoint->addr),
+                                 local ? " (this node)" : "");
         } else {
             OBJ_RETAIN(endpoint);
         }
