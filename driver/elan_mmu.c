@@ -415,7 +415,7 @@ static inline bool elan_tag_is(u64 tag, unsigned long va)
 	return (tag & ELAN_MMU_VALID) && ELAN_TAG_VA(tag) == (va & PAGE_MASK);
 }
 
-/* Drop or write-protect one entry; the caller holds c->lock. */
+/* Drop or write-protect one entry. */
 static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
 			   bool wr_only)
 {
@@ -439,8 +439,8 @@ static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
  * Call @fn on every valid entry for a page in [start, end): the range is
  * cut to where entries lie, then looked up page by page if no longer than
  * the table has sets, else the whole table is scanned.  Returns true if
- * any call changed something.  The caller holds c->lock.  Always inlined,
- * so that @fn is a direct call.
+ * any call changed something.  Always inlined, so that @fn is a direct
+ * call.
  */
 static __always_inline bool
 elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
@@ -488,14 +488,15 @@ static bool elan_zap_one(struct elan_ctx *c, struct elan_hw_tlbe *e,
 	return elan_zap_entry(c, e, *(bool *)wr_only);
 }
 
-/* Remove (or write-protect) every entry for [start, end).  c->lock held. */
+/* Remove (or write-protect) every entry for [start, end). */
 static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
 			   unsigned long end, bool wr_only)
 {
+	lockdep_assert_held(&c->lock);
 	return elan_walk_range(c, start, end, elan_zap_one, &wr_only);
 }
 
-/* Empty the table (at attach, detach, release).  c->lock held. */
+/* Empty the table (at attach, detach, release). */
 static bool elan_mmu_clear_locked(struct elan_ctx *c)
 {
 	struct elan_mmu_table *t = c->mmu;
@@ -535,7 +536,7 @@ static void elan_set_entry(struct elan_hw_tlbe *e, u64 tag, unsigned long pfn)
 	smp_store_release(&e->tag, tag);
 }
 
-/* Is @va the page of one of the last faults?  c->lock held. */
+/* Is @va the page of one of the last faults? */
 static bool elan_mmu_recent(struct elan_ctx *c, unsigned long va)
 {
 	unsigned int i;
@@ -550,7 +551,7 @@ static bool elan_mmu_recent(struct elan_ctx *c, unsigned long va)
 /*
  * The way of the full set @e (index @set) to evict: the next one in turn
  * that does not hold the page of a recent fault.  There is always one:
- * fewer pages are kept than a set has ways.  c->lock held.
+ * fewer pages are kept than a set has ways.
  */
 static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 					    struct elan_hw_tlbe *e,
@@ -570,11 +571,10 @@ static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 }
 
 /*
- * Install the translation @va -> @pfn.  c->lock held.  An entry for @va
- * is updated in place; otherwise an empty way is used, or a victim is
- * evicted (always safe: a miss only faults again; the victim may still
- * be in use by a running chunk, which c->sd_pending makes the next
- * removal wait for).  The pages of the last faults are never the victim:
+ * Install the translation @va -> @pfn.  An entry for @va is updated in
+ * place; otherwise an empty way is used, or a victim is evicted (always
+ * safe: a miss only faults again; the victim may still be in use by a
+ * running chunk, which c->sd_pending makes the next removal wait for).  The pages of the last faults are never the victim:
  * a chunk faults its two pages in one after the other, and the second
  * fault (with its fault-around) must not evict the first.  Returns true
  * if a translation was replaced by one to another page, which needs a
