@@ -46,6 +46,18 @@
 
 BEGIN_C_DECLS
 
+/**
+ * A diagnostic at verbosity @level of the btl framework
+ * (--mca btl_base_verbose), "btl: elan: " before it.  Errors go through
+ * BTL_ERROR; BTL_VERBOSE is not used for these lines because it is
+ * compiled out of Open MPI's release builds (OPAL_ENABLE_DEBUG 0, as
+ * Debian's), and they are what tells a user why btl elan is not used or
+ * what it did.
+ */
+#define MCA_BTL_ELAN_VERBOSE(level, ...)                                          \
+    opal_output_verbose(level, opal_btl_base_framework.framework_output,        \
+                        "btl: elan: " __VA_ARGS__)
+
 struct mca_btl_elan_frag_t;
 
 /**
@@ -180,12 +192,16 @@ int mca_btl_elan_acswap(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
                         uint64_t compare, uint64_t value, int flags, int order,
                         mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
 
-/* posting and progress (btl_elan_component.c / btl_elan_module.c) */
+/* the fragments' life cycle (btl_elan_frag.c) */
 int mca_btl_elan_post(mca_btl_elan_module_t *module, struct mca_btl_elan_frag_t *frag);
 int mca_btl_elan_start(mca_btl_elan_module_t *module, struct mca_btl_elan_frag_t *frag);
-int mca_btl_elan_component_progress(void);
+void mca_btl_elan_complete(mca_btl_elan_module_t *module, struct elan_event *ev);
+int mca_btl_elan_progress_pending(mca_btl_elan_module_t *module);
 void mca_btl_elan_drain(mca_btl_elan_module_t *module, int timeout_s);
 int mca_btl_elan_status_to_opal(int status);
+
+/* the context and progress (btl_elan_component.c) */
+int mca_btl_elan_component_progress(void);
 void mca_btl_elan_context_failed(mca_btl_elan_module_t *module, const char *where, int rc);
 
 END_C_DECLS

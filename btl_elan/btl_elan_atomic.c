@@ -14,30 +14,28 @@
 #include "btl_elan.h"
 #include "btl_elan_frag.h"
 
-static inline int mca_btl_elan_aop_map(mca_btl_base_atomic_op_t op, uint8_t *aop)
+/* The NIC's operation for MCA_BTL_ATOMIC_* @op, or -1 (not offered). */
+static inline int mca_btl_elan_aop_of(mca_btl_base_atomic_op_t op)
 {
     switch (op) {
     case MCA_BTL_ATOMIC_ADD:
-        *aop = ELAN_AOP_ADD;
-        return OPAL_SUCCESS;
+        return ELAN_AOP_ADD;
     case MCA_BTL_ATOMIC_AND:
-        *aop = ELAN_AOP_AND;
-        return OPAL_SUCCESS;
+        return ELAN_AOP_AND;
     case MCA_BTL_ATOMIC_OR:
-        *aop = ELAN_AOP_OR;
-        return OPAL_SUCCESS;
+        return ELAN_AOP_OR;
     case MCA_BTL_ATOMIC_XOR:
-        *aop = ELAN_AOP_XOR;
-        return OPAL_SUCCESS;
+        return ELAN_AOP_XOR;
     case MCA_BTL_ATOMIC_SWAP:
-        *aop = ELAN_AOP_SWAP;
-        return OPAL_SUCCESS;
+        return ELAN_AOP_SWAP;
     default:
-        return OPAL_ERR_NOT_SUPPORTED;
+        return -1;
     }
 }
 
-static inline int mca_btl_elan_atomic(mca_btl_elan_module_t *module, int type, uint8_t aop,
+/* One atomic: @type FATOMIC stores the old value at @local_address, ATOMIC
+ * does not; @aop is the NIC's operation (-1: not supported). */
+static inline int mca_btl_elan_atomic(struct mca_btl_base_module_t *btl, int type, int aop,
                                       struct mca_btl_base_endpoint_t *endpoint,
                                       void *local_address, uint64_t remote_address,
                                       struct mca_btl_base_registration_handle_t *local_handle,
@@ -45,9 +43,11 @@ static inline int mca_btl_elan_atomic(mca_btl_elan_module_t *module, int type, u
                                       mca_btl_base_rdma_completion_fn_t cbfunc,
                                       void *cbcontext, void *cbdata)
 {
+    mca_btl_elan_module_t *module = (mca_btl_elan_module_t *) btl;
     mca_btl_elan_frag_t *frag;
 
-    if (OPAL_UNLIKELY(flags & (MCA_BTL_ATOMIC_FLAG_32BIT | MCA_BTL_ATOMIC_FLAG_FLOAT))) {
+    if (OPAL_UNLIKELY(aop < 0 ||
+                      (flags & (MCA_BTL_ATOMIC_FLAG_32BIT | MCA_BTL_ATOMIC_FLAG_FLOAT)))) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
     if (OPAL_UNLIKELY(remote_address & 7)) {
@@ -58,7 +58,7 @@ static inline int mca_btl_elan_atomic(mca_btl_elan_module_t *module, int type, u
     if (OPAL_UNLIKELY(NULL == frag)) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    frag->aop = aop;
+    frag->aop = (uint8_t) aop;
     frag->operand = operand;
     frag->compare = compare;
     ++module->stats.atomics;
@@ -70,15 +70,9 @@ int mca_btl_elan_aop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                      mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-    uint8_t aop;
-    int rc = mca_btl_elan_aop_map(op, &aop);
-
-    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
-        return rc;
-    }
-    return mca_btl_elan_atomic((mca_btl_elan_module_t *) btl, MCA_BTL_ELAN_FRAG_ATOMIC, aop,
-                               endpoint, NULL, remote_address, NULL, operand, 0, flags, cbfunc,
-                               cbcontext, cbdata);
+    return mca_btl_elan_atomic(btl, MCA_BTL_ELAN_FRAG_ATOMIC, mca_btl_elan_aop_of(op), endpoint,
+                               NULL, remote_address, NULL, operand, 0, flags, cbfunc, cbcontext,
+                               cbdata);
 }
 
 int mca_btl_elan_afop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -88,15 +82,9 @@ int mca_btl_elan_afop(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
                       mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
                       mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-    uint8_t aop;
-    int rc = mca_btl_elan_aop_map(op, &aop);
-
-    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
-        return rc;
-    }
-    return mca_btl_elan_atomic((mca_btl_elan_module_t *) btl, MCA_BTL_ELAN_FRAG_FATOMIC, aop,
-                               endpoint, local_address, remote_address, local_handle, operand, 0,
-                               flags, cbfunc, cbcontext, cbdata);
+    return mca_btl_elan_atomic(btl, MCA_BTL_ELAN_FRAG_FATOMIC, mca_btl_elan_aop_of(op), endpoint,
+                               local_address, remote_address, local_handle, operand, 0, flags,
+                               cbfunc, cbcontext, cbdata);
 }
 
 int mca_btl_elan_acswap(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -106,7 +94,7 @@ int mca_btl_elan_acswap(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
                         uint64_t compare, uint64_t value, int flags, int order,
                         mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-    return mca_btl_elan_atomic((mca_btl_elan_module_t *) btl, MCA_BTL_ELAN_FRAG_FATOMIC,
-                               ELAN_AOP_CSWAP, endpoint, local_address, remote_address,
-                               local_handle, value, compare, flags, cbfunc, cbcontext, cbdata);
+    return mca_btl_elan_atomic(btl, MCA_BTL_ELAN_FRAG_FATOMIC, ELAN_AOP_CSWAP, endpoint,
+                               local_address, remote_address, local_handle, value, compare, flags,
+                               cbfunc, cbcontext, cbdata);
 }

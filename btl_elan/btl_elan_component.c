@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <libgen.h>
-#include <time.h>
 
 #include "opal/mca/pmix/pmix.h"
 #include "opal/runtime/opal_progress.h"
@@ -200,26 +199,23 @@ static uint64_t mca_btl_elan_job_capability(void)
     uint64_t cap;
 
     if (0 != mca_btl_elan_component.capability) {
-        opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                            "btl: elan: capability set by hand: 0x%016lx",
-                            mca_btl_elan_component.capability);
+        MCA_BTL_ELAN_VERBOSE(10, "capability set by hand: 0x%016lx",
+                             mca_btl_elan_component.capability);
         return (uint64_t) mca_btl_elan_component.capability;
     }
 
     key = getenv(OPAL_MCA_PREFIX "orte_precondition_transports");
     if (NULL != key && 2 == sscanf(key, "%16llx-%16llx", &hi, &lo)) {
         cap = mca_btl_elan_mix64(mca_btl_elan_mix64(hi) ^ lo);
-        opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                            "btl: elan: capability derived from the job's transport key");
+        MCA_BTL_ELAN_VERBOSE(10, "capability derived from the job's transport key");
     } else {
         /* direct launch without a transport key: all ranks of a job share
          * the job id (the hash of the PMIx namespace) */
         cap = mca_btl_elan_mix64(0x656c616e00000000ULL ^ OPAL_PROC_MY_NAME.jobid);
-        opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: no " OPAL_MCA_PREFIX "orte_precondition_transports "
-                            "in the environment (direct launch?): capability derived "
-                            "from job id %u, weaker isolation between jobs",
-                            (unsigned) OPAL_PROC_MY_NAME.jobid);
+        MCA_BTL_ELAN_VERBOSE(1, "no " OPAL_MCA_PREFIX "orte_precondition_transports "
+                             "in the environment (direct launch?): capability derived "
+                             "from job id %u, weaker isolation between jobs",
+                             (unsigned) OPAL_PROC_MY_NAME.jobid);
     }
     return 0 == cap ? 1 : cap;
 }
@@ -240,9 +236,8 @@ static mca_btl_base_module_t **mca_btl_elan_component_init(int *num_btls,
     cap = mca_btl_elan_job_capability();
     rc = elan_open(cap, &ctx);
     if (0 != rc) {
-        opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: no usable Elan NIC (elan_open: %s): btl elan disqualified",
-                            elan_strerror(rc));
+        MCA_BTL_ELAN_VERBOSE(1, "no usable Elan NIC (elan_open: %s): btl elan disqualified",
+                             elan_strerror(rc));
         return NULL;
     }
     addr = elan_addr(ctx);
@@ -310,9 +305,7 @@ static mca_btl_base_module_t **mca_btl_elan_component_init(int *num_btls,
                                  mca_btl_elan_component.free_list_inc, NULL, 0, NULL, NULL, NULL);
     }
     if (OPAL_SUCCESS != rc) {
-        opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: cannot allocate the endpoint table or fragments: "
-                            "btl elan disqualified");
+        BTL_ERROR(("cannot allocate the endpoint table or fragments: btl elan disqualified"));
         mca_btl_elan_finalize(&module->super);
         free(btls);
         return NULL;
@@ -321,51 +314,22 @@ static mca_btl_base_module_t **mca_btl_elan_component_init(int *num_btls,
     OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_elan_component.super.btl_version,
                     &addr, sizeof(addr));
     if (OPAL_SUCCESS != rc) {
-        opal_output_verbose(1, opal_btl_base_framework.framework_output,
-                            "btl: elan: modex send failed (%d): btl elan disqualified", rc);
+        BTL_ERROR(("modex send failed (%d): btl elan disqualified", rc));
         mca_btl_elan_finalize(&module->super);
         free(btls);
         return NULL;
     }
 
-    opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                        "btl: elan: NIC context %u:%u of %u nodes, eager limit %zu, "
-                        "max send %zu, help files in %s",
-                        ELAN_ADDR_NODE(addr), ELAN_ADDR_CTX(addr), elan_nodes(ctx),
-                        module->super.btl_eager_limit, module->super.btl_max_send_size,
-                        mca_btl_elan_component.help_dir ? mca_btl_elan_component.help_dir : "?");
+    MCA_BTL_ELAN_VERBOSE(10, "NIC context %u:%u of %u nodes, eager limit %zu, "
+                         "max send %zu, help files in %s",
+                         ELAN_ADDR_NODE(addr), ELAN_ADDR_CTX(addr), elan_nodes(ctx),
+                         module->super.btl_eager_limit, module->super.btl_max_send_size,
+                         mca_btl_elan_component.help_dir ? mca_btl_elan_component.help_dir : "?");
 
     mca_btl_elan_component.module = module;
     btls[0] = &module->super;
     *num_btls = 1;
     return btls;
-}
-
-int mca_btl_elan_status_to_opal(int status)
-{
-    switch (status) {
-    case ELAN_OK:
-        return OPAL_SUCCESS;
-    case ELAN_E_BADCMD:
-        return OPAL_ERR_BAD_PARAM;
-    case ELAN_E_LOCAL_FAULT:
-    case ELAN_E_REMOTE_FAULT:
-        return OPAL_ERR_BAD_PARAM;        /* address not mapped */
-    case ELAN_E_LOCAL_PROT:
-    case ELAN_E_REMOTE_PROT:
-    case ELAN_E_CAPABILITY:
-        return OPAL_ERR_PERM;
-    case ELAN_E_NO_CONTEXT:
-        return OPAL_ERR_UNREACH;
-    case ELAN_E_TARGET_GONE:
-        return OPAL_ERR_PROC_ABORTED;
-    case ELAN_E_NODE_DOWN:
-        return OPAL_ERR_NODE_DOWN;
-    case ELAN_E_QUEUE:
-        return OPAL_ERR_FATAL;
-    default:
-        return OPAL_ERROR;
-    }
 }
 
 /* The context failed (bad queue entry, NIC dead, ...): say so once, tell
@@ -382,146 +346,6 @@ void mca_btl_elan_context_failed(mca_btl_elan_module_t *module, const char *wher
     if (NULL != module->error_cb && !module->finalizing) {
         module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL, NULL,
                          "btl elan: the NIC context failed");
-    }
-}
-
-static const char *mca_btl_elan_op_name(int type)
-{
-    static const char *names[] = {"send", "put", "get", "atomic", "fetching atomic"};
-    return type >= 0 && type <= MCA_BTL_ELAN_FRAG_FATOMIC ? names[type] : "?";
-}
-
-/* One DONE event: complete its fragment. */
-static inline void mca_btl_elan_complete(mca_btl_elan_module_t *module, struct elan_event *ev)
-{
-    mca_btl_elan_frag_t *frag = (mca_btl_elan_frag_t *) (uintptr_t) ev->cookie;
-    int status = OPAL_SUCCESS;
-
-    --module->outstanding;
-    if (OPAL_UNLIKELY(module->finalizing)) {
-        /* the upper layers are gone: only take the fragment back */
-        mca_btl_elan_frag_return(frag);
-        return;
-    }
-    if (OPAL_UNLIKELY(ELAN_OK != ev->status)) {
-        status = mca_btl_elan_status_to_opal(ev->status);
-        ++module->stats.errors;
-        opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                            "btl: elan: op %u to %u:%u failed: %s", ev->op,
-                            frag->endpoint ? ELAN_ADDR_NODE(frag->endpoint->addr) : 0,
-                            frag->endpoint ? ELAN_ADDR_CTX(frag->endpoint->addr) : 0,
-                            elan_strerror(ev->status));
-        opal_show_help("help-mpi-btl-elan.txt", "op failed", true, opal_process_info.nodename,
-                       mca_btl_elan_op_name(frag->type),
-                       frag->endpoint && frag->endpoint->proc ?
-                       OPAL_NAME_PRINT(frag->endpoint->proc->proc_name) : "?",
-                       elan_strerror(ev->status));
-    }
-
-    switch (frag->type) {
-    case MCA_BTL_ELAN_FRAG_SEND: {
-        int flags = frag->base.des_flags;
-        if (NULL != frag->base.des_cbfunc) {
-            frag->base.des_cbfunc(&module->super, frag->endpoint, &frag->base, status);
-        } else if (OPAL_UNLIKELY(OPAL_SUCCESS != status) && NULL != module->error_cb) {
-            /* a sendi message nobody waits for could not be delivered:
-             * the upper layer must hear of it, or it waits for ever.  The
-             * reason goes in this line too: the help message above may be
-             * lost when the job aborts at once. */
-            char why[160];
-
-            snprintf(why, sizeof(why), "btl elan: a message to %s could not be delivered: %s",
-                     frag->endpoint && frag->endpoint->proc ?
-                     OPAL_NAME_PRINT(frag->endpoint->proc->proc_name) : "?",
-                     elan_strerror(ev->status));
-            module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL,
-                             frag->endpoint ? frag->endpoint->proc : NULL, why);
-        }
-        if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
-            mca_btl_elan_frag_return(frag);
-        }
-        break;
-    }
-    case MCA_BTL_ELAN_FRAG_FATOMIC:
-        if (OPAL_SUCCESS == status) {
-            *(uint64_t *) frag->local_address = ev->value;
-        }
-        /* fall through */
-    default: {
-        /* copy out first: the callback may post again and reuse the frag */
-        mca_btl_base_rdma_completion_fn_t cbfunc = frag->cbfunc;
-        mca_btl_base_endpoint_t *endpoint = frag->endpoint;
-        void *local_address = frag->local_address, *cbcontext = frag->cbcontext,
-            *cbdata = frag->cbdata;
-        struct mca_btl_base_registration_handle_t *local_handle = frag->local_handle;
-
-        mca_btl_elan_frag_return(frag);
-        if (NULL != cbfunc) {
-            cbfunc(&module->super, endpoint, local_address, local_handle, cbcontext, cbdata,
-                   status);
-        }
-        break;
-    }
-    }
-}
-
-/* Retry fragments parked by a full command queue, in order. */
-static int mca_btl_elan_progress_pending(mca_btl_elan_module_t *module)
-{
-    mca_btl_elan_frag_t *frag;
-    int count = 0, rc;
-
-    while (NULL != (frag = (mca_btl_elan_frag_t *) opal_list_get_first(&module->pending)) &&
-           (opal_list_item_t *) frag != opal_list_get_end(&module->pending)) {
-        rc = mca_btl_elan_post(module, frag);
-        if (-EAGAIN == rc) {
-            break;
-        }
-        opal_list_remove_first(&module->pending);
-        frag->pending = false;
-        if (0 != rc) {
-            /* -EPIPE (context failed) or -EINVAL: complete it with an error */
-            struct elan_event ev = {.cookie = (uintptr_t) frag, .status = ELAN_E_BADCMD};
-            if (-EPIPE == rc) {
-                mca_btl_elan_context_failed(module, "elan_post (pending)", rc);
-                ev.status = ELAN_E_QUEUE;
-            }
-            ++module->outstanding;
-            mca_btl_elan_complete(module, &ev);
-        }
-        ++count;
-    }
-    return count;
-}
-
-/* At finalize: let the commands still in flight (fire-and-forget sendi
- * messages such as ob1's last FIN) reach the NIC and complete before the
- * context is closed, which would abandon them and leave a peer waiting.
- * Only completion events are consumed; bounded by @timeout_s. */
-void mca_btl_elan_drain(mca_btl_elan_module_t *module, int timeout_s)
-{
-    time_t deadline = time(NULL) + timeout_s;
-    struct elan_event ev;
-    int rc;
-
-    module->finalizing = true;
-    while (!module->failed && (module->outstanding > 0 || !opal_list_is_empty(&module->pending))) {
-        if (!opal_list_is_empty(&module->pending)) {
-            (void) mca_btl_elan_progress_pending(module);
-        }
-        rc = elan_poll_event(module->ctx, &ev);
-        if (1 == rc) {
-            if (ELAN_EV_DONE == ev.type) {
-                mca_btl_elan_complete(module, &ev);
-            }
-            continue;
-        }
-        if (rc < 0 || time(NULL) > deadline) {
-            opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                                "btl: elan: finalize: %ld commands still in flight abandoned",
-                                (long) module->outstanding);
-            break;
-        }
     }
 }
 

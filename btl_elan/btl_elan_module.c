@@ -7,7 +7,6 @@
  */
 #include "opal_config.h"
 
-#include <errno.h>
 #include <string.h>
 
 #include "opal/datatype/opal_convertor.h"
@@ -41,72 +40,6 @@ mca_btl_elan_module_t mca_btl_elan_module_template = {
         .btl_flush = mca_btl_elan_flush,
     },
 };
-
-/* Post one fragment's command.  Returns 0, -EAGAIN (queue full), -EPIPE
- * (context failed) or another negative errno. */
-int mca_btl_elan_post(mca_btl_elan_module_t *module, mca_btl_elan_frag_t *frag)
-{
-    uint32_t dst = frag->endpoint->addr;
-    uint64_t cookie = (uint64_t) (uintptr_t) frag;
-    int rc;
-
-    switch (frag->type) {
-    case MCA_BTL_ELAN_FRAG_SEND:
-        rc = elan_send(module->ctx, dst, frag->tag, frag->data, frag->segments[0].seg_len,
-                       cookie, 0);
-        break;
-    case MCA_BTL_ELAN_FRAG_PUT:
-        rc = elan_put(module->ctx, dst, frag->local_address, frag->remote_address,
-                      frag->size, cookie, 0);
-        break;
-    case MCA_BTL_ELAN_FRAG_GET:
-        rc = elan_get(module->ctx, dst, frag->local_address, frag->remote_address,
-                      frag->size, cookie, 0);
-        break;
-    default:
-        /* the old value comes back in the event: no fetch address needed */
-        rc = elan_atomic(module->ctx, dst, frag->remote_address, (enum elan_atomic_op) frag->aop,
-                         frag->operand, frag->compare, NULL, cookie, 0);
-        break;
-    }
-    if (OPAL_LIKELY(0 == rc)) {
-        ++module->outstanding;
-    }
-    return rc;
-}
-
-/* Post now, or park on the pending list (kept in order) when the command
- * queue is full or older fragments already wait.  Never drops. */
-int mca_btl_elan_start(mca_btl_elan_module_t *module, mca_btl_elan_frag_t *frag)
-{
-    int rc;
-
-    OPAL_THREAD_LOCK(&module->lock);
-    if (OPAL_UNLIKELY(module->failed)) {
-        OPAL_THREAD_UNLOCK(&module->lock);
-        return OPAL_ERR_UNREACH;
-    }
-    if (OPAL_LIKELY(opal_list_is_empty(&module->pending))) {
-        rc = mca_btl_elan_post(module, frag);
-        if (OPAL_LIKELY(0 == rc)) {
-            OPAL_THREAD_UNLOCK(&module->lock);
-            return OPAL_SUCCESS;
-        }
-        if (-EAGAIN != rc) {
-            if (-EPIPE == rc) {
-                mca_btl_elan_context_failed(module, "elan_post", rc);
-            }
-            ++module->stats.errors;
-            OPAL_THREAD_UNLOCK(&module->lock);
-            return -EPIPE == rc ? OPAL_ERR_UNREACH : OPAL_ERR_BAD_PARAM;
-        }
-    }
-    ++module->stats.eagain;
-    frag->pending = true;
-    opal_list_append(&module->pending, (opal_list_item_t *) frag);
-    OPAL_THREAD_UNLOCK(&module->lock);
-    return OPAL_SUCCESS;
-}
 
 /* The endpoint table is keyed by the opal_proc_t pointer: add_procs and
  * del_procs look endpoints up by proc, nothing looks them up by NIC
@@ -157,9 +90,8 @@ int mca_btl_elan_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                             &procs[i]->proc_name, (void **) &addr, &size);
             if (OPAL_SUCCESS != rc || NULL == addr || sizeof(*addr) != size) {
                 /* that process has no Elan context: not reachable by us */
-                opal_output_verbose(10, opal_btl_base_framework.framework_output,
-                                    "btl: elan: %s has no Elan address (modex: %d): unreachable",
-                                    OPAL_NAME_PRINT(procs[i]->proc_name), rc);
+                MCA_BTL_ELAN_VERBOSE(10, "%s has no Elan address (modex: %d): unreachable",
+                                     OPAL_NAME_PRINT(procs[i]->proc_name), rc);
                 free(addr);
                 continue;
             }
@@ -184,11 +116,10 @@ int mca_btl_elan_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                 OPAL_THREAD_UNLOCK(&module->lock);
                 return rc;
             }
-            opal_output_verbose(20, opal_btl_base_framework.framework_output,
-                                "btl: elan: %s is NIC context %u:%u%s",
-                                OPAL_NAME_PRINT(procs[i]->proc_name),
-                                ELAN_ADDR_NODE(endpoint->addr), ELAN_ADDR_CTX(endpoint->addr),
-                                local ? " (this node)" : "");
+            MCA_BTL_ELAN_VERBOSE(20, "%s is NIC context %u:%u%s",
+                                 OPAL_NAME_PRINT(procs[i]->proc_name),
+                                 ELAN_ADDR_NODE(endpoint->addr), ELAN_ADDR_CTX(endpoint->addr),
+                                 local ? " (this node)" : "");
         } else {
             OBJ_RETAIN(endpoint);
         }

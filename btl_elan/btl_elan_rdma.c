@@ -16,15 +16,28 @@
 #include "btl_elan.h"
 #include "btl_elan_frag.h"
 
-static inline int mca_btl_elan_rdma(mca_btl_elan_module_t *module, int type,
+/* A put or a get (@type): within its limit, counted, one fragment started. */
+static inline int mca_btl_elan_rdma(struct mca_btl_base_module_t *btl, uint8_t type,
                                     struct mca_btl_base_endpoint_t *endpoint,
                                     void *local_address, uint64_t remote_address,
                                     struct mca_btl_base_registration_handle_t *local_handle,
                                     size_t size, mca_btl_base_rdma_completion_fn_t cbfunc,
                                     void *cbcontext, void *cbdata)
 {
+    mca_btl_elan_module_t *module = (mca_btl_elan_module_t *) btl;
+    bool put = MCA_BTL_ELAN_FRAG_PUT == type;
     mca_btl_elan_frag_t *frag;
 
+    if (OPAL_UNLIKELY(size > (put ? btl->btl_put_limit : btl->btl_get_limit))) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (put) {
+        ++module->stats.puts;
+        module->stats.put_bytes += size;
+    } else {
+        ++module->stats.gets;
+        module->stats.get_bytes += size;
+    }
     frag = mca_btl_elan_rdma_frag_alloc(module, type, endpoint, local_address, remote_address,
                                         local_handle, size, cbfunc, cbcontext, cbdata);
     if (OPAL_UNLIKELY(NULL == frag)) {
@@ -41,15 +54,8 @@ int mca_btl_elan_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                      size_t size, int flags, int order,
                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-    mca_btl_elan_module_t *module = (mca_btl_elan_module_t *) btl;
-
-    if (OPAL_UNLIKELY(size > btl->btl_put_limit)) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    ++module->stats.puts;
-    module->stats.put_bytes += size;
-    return mca_btl_elan_rdma(module, MCA_BTL_ELAN_FRAG_PUT, endpoint, local_address,
-                             remote_address, local_handle, size, cbfunc, cbcontext, cbdata);
+    return mca_btl_elan_rdma(btl, MCA_BTL_ELAN_FRAG_PUT, endpoint, local_address, remote_address,
+                             local_handle, size, cbfunc, cbcontext, cbdata);
 }
 
 int mca_btl_elan_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -59,13 +65,6 @@ int mca_btl_elan_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                      size_t size, int flags, int order,
                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-    mca_btl_elan_module_t *module = (mca_btl_elan_module_t *) btl;
-
-    if (OPAL_UNLIKELY(size > btl->btl_get_limit)) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    ++module->stats.gets;
-    module->stats.get_bytes += size;
-    return mca_btl_elan_rdma(module, MCA_BTL_ELAN_FRAG_GET, endpoint, local_address,
-                             remote_address, local_handle, size, cbfunc, cbcontext, cbdata);
+    return mca_btl_elan_rdma(btl, MCA_BTL_ELAN_FRAG_GET, endpoint, local_address, remote_address,
+                             local_handle, size, cbfunc, cbcontext, cbdata);
 }

@@ -187,7 +187,7 @@ static int elan_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
-/* Stop the context and give its slot back.  c->mutex held. */
+/* Stop the context and give its slot back. */
 static void elan_detach(struct elan_ctx *c)
 {
 	struct elan_dev *dev = c->dev;

@@ -432,7 +432,7 @@ static inline unsigned long elan_tag_size(u64 tag)
 	return tag & ELAN_MMU_HUGE ? ELAN_HUGE_SIZE : PAGE_SIZE;
 }
 
-/* Drop or write-protect one entry; the caller holds c->lock. */
+/* Drop or write-protect one entry. */
 static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
 			   bool wr_only)
 {
@@ -458,9 +458,9 @@ static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
  * Call @fn on every valid entry that translates any of [start, end) (a
  * 2 MiB entry with the address of its block): the range is cut to where
  * entries lie, then looked up page by page (and block by block) if no
- * longer than the table has sets, else the whole table is scanned.  Returns true if
- * any call changed something.  The caller holds c->lock.  Always inlined,
- * so that @fn is a direct call.
+ * longer than the table has sets, else the whole table is scanned.
+ * Returns true if any call changed something.  Always inlined, so that
+ * @fn is a direct call.
  */
 static __always_inline bool
 elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
@@ -516,14 +516,15 @@ static bool elan_zap_one(struct elan_ctx *c, struct elan_hw_tlbe *e,
 	return elan_zap_entry(c, e, *(bool *)wr_only);
 }
 
-/* Remove (or write-protect) every entry for [start, end).  c->lock held. */
+/* Remove (or write-protect) every entry for [start, end). */
 static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
 			   unsigned long end, bool wr_only)
 {
+	lockdep_assert_held(&c->lock);
 	return elan_walk_range(c, start, end, elan_zap_one, &wr_only);
 }
 
-/* Empty the table (at attach, detach, release).  c->lock held. */
+/* Empty the table (at attach, detach, release). */
 static bool elan_mmu_clear_locked(struct elan_ctx *c)
 {
 	struct elan_mmu_table *t = c->mmu;
@@ -564,9 +565,7 @@ static void elan_set_entry(struct elan_hw_tlbe *e, u64 tag, unsigned long pfn)
 	smp_store_release(&e->tag, tag);
 }
 
-/* Does the entry @tag translate the page of one of the last faults?
- * c->lock held.
- */
+/* Does the entry @tag translate the page of one of the last faults? */
 static bool elan_mmu_recent(struct elan_ctx *c, u64 tag)
 {
 	unsigned long va = ELAN_TAG_VA(tag), size = elan_tag_size(tag);
@@ -582,7 +581,7 @@ static bool elan_mmu_recent(struct elan_ctx *c, u64 tag)
 /*
  * The way of the full set @e (index @set) to evict: the next one in turn
  * that does not hold the page of a recent fault.  There is always one:
- * fewer pages are kept than a set has ways.  c->lock held.
+ * fewer pages are kept than a set has ways.
  */
 static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 					    struct elan_hw_tlbe *e,
@@ -603,15 +602,15 @@ static struct elan_hw_tlbe *elan_mmu_victim(struct elan_ctx *c,
 
 /*
  * Install the translation of the page of @va to @pfn, or with @huge of
- * the 2 MiB block of @va to the 512 frames from @pfn on.  c->lock held.
- * An entry for that page (block) is updated in place; otherwise an empty
- * way is used, or a victim is evicted (always safe: a miss only faults
- * again; the victim may still be in use by a running chunk, which
- * c->sd_pending makes the next removal wait for).  The pages of the last
- * faults are never the victim: a chunk faults its two pages in one after
- * the other, and the second fault (with its fault-around) must not evict
- * the first.  Returns true if a translation was replaced by one to
- * another page, which needs a shootdown.
+ * the 2 MiB block of @va to the 512 frames from @pfn on.  An entry for
+ * that page (block) is updated in place; otherwise an empty way is used,
+ * or a victim is evicted (always safe: a miss only faults again; the
+ * victim may still be in use by a running chunk, which c->sd_pending
+ * makes the next removal wait for).  The pages of the last faults are
+ * never the victim: a chunk faults its two pages in one after the other,
+ * and the second fault (with its fault-around) must not evict the first.
+ * Returns true if a translation was replaced by one to another page,
+ * which needs a shootdown.
  */
 bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 		      unsigned long pfn, bool writable, bool huge)

@@ -62,7 +62,7 @@
 #include <sys/uio.h>
 #include <linux/io_uring.h>
 
-#include "../driver/elan_testlib.h"
+#include "elan_testlib.h"
 
 #define REGION		(8 * MiB)	/* target source and destination */
 #define OPSZ		(1 * MiB)

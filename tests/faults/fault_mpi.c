@@ -15,7 +15,7 @@
  * bytes ok" at the end.  -n 0: until killed.  -p DIR: each rank writes
  * DIR/rankR.pid ("PID HOST") before the first lap, for the test to kill it.
  * MPITEST_CORRUPT=lap flips a byte of the first buffer sent: must fail. */
-#include "../mpi/mpitest.h"
+#include "mpitest.h"
 
 #include <stdio.h>
 #include <stdlib.h>

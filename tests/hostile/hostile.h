@@ -2,7 +2,7 @@
 /*
  * Shared pieces of the hostile stage's programs (tests/hostile/check):
  * the victim's memory layout, the rendezvous files in DIR and a small
- * random number generator.  Header-only, like tests/driver/elan_testlib.h.
+ * random number generator.  Header-only, like tests/common/elan_testlib.h.
  */
 #ifndef HOSTILE_H
 #define HOSTILE_H
@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../driver/elan_testlib.h"
+#include "elan_testlib.h"
 
 #define PG		4096UL
 

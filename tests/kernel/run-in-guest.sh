@@ -161,8 +161,10 @@ if [ -n "$bad" ]; then
 	say "kernel log lines matching BUG/WARNING/Oops ($when):"
 	echo "$bad" | head -n 60 | sed 's/^/  | /'
 	problem "the kernel log has BUG/WARNING/Oops lines"
+	echo "FAIL kernel log: BUG/WARNING/Oops lines ($when)"
 else
 	say "kernel log: no BUG/WARNING/Oops lines"
+	echo "ok kernel log: no BUG/WARNING/Oops lines"
 fi
 
 # ------------------------------------------------------------ unload
@@ -179,8 +181,12 @@ if [ $loaded = 1 ]; then
 	fi
 fi
 
-# One result line for the whole stage: the selftests' scenarios plus the
-# kernel log and unload checks.
+if [ $loaded = 1 ]; then
+	if [ -d /sys/module/$modname ]; then echo "FAIL $modname unloaded"; else echo "ok $modname unloaded"; fi
+fi
+
+# One result line for the whole run: the selftests' scenarios plus the
+# kernel log and unload checks (each has its "ok" or "FAIL" line above).
 passed=$(sed -n 's/^\([0-9]*\) passed, [0-9]* failed.*/\1/p' "$results" | awk '{s += $1} END {print s + 0}')
 failed=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p' "$results" | awk '{s += $1} END {print s + 0}')
 rm -f "$results"

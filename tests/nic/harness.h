@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "../../nic/nicd.h"
+#include "nicd.h"
 
 #define TH_MAX_NODES	4
 #define TH_GUARD	(64u << 10)	/* guard bytes on each side of RAM */

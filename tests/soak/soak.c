@@ -25,7 +25,7 @@
  * A failure aborts the job with "FAIL <op> [rank ...]: iteration I of
  * seed S, ... what differed"; soak -r S reproduces the sequence of
  * operations (the VM events too, timing aside).  MPITEST_CORRUPT=OP
- * (see ../mpi/mpitest.h) flips one byte that the first operation named
+ * (see tests/common/mpitest.h) flips one byte that the first operation named
  * OP moves (a source, a window, the atomic counter), which must then
  * fail; MPITEST_CORRUPT=fork flips a byte in a forked child's copy, which
  * its check must report.  -P: see soak_pressure.c. */

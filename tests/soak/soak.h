@@ -3,7 +3,7 @@
 #ifndef SOAK_H
 #define SOAK_H
 
-#include "../mpi/mpitest.h"
+#include "mpitest.h"
 
 #include <stddef.h>
 #include <stdint.h>

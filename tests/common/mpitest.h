@@ -1,5 +1,6 @@
-/* Helpers shared by the MPI correctness suite and the OSU-style
- * benchmarks in tests/mpi: failing loudly, data patterns and their
+/* Helpers shared by the MPI programs of the tests (the correctness suite
+ * and the OSU-style benchmarks of tests/mpi, tests/soak's soak,
+ * tests/faults' fault_mpi): failing loudly, data patterns and their
  * byte-for-byte checks, the deliberate-breakage switch, sizes. */
 #ifndef MPITEST_H
 #define MPITEST_H

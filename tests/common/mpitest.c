@@ -1,4 +1,4 @@
-/* Helpers of tests/mpi (see mpitest.h). */
+/* Helpers of the MPI tests (tests/mpi, tests/soak, tests/faults; see mpitest.h). */
 #include "mpitest.h"
 
 #include <stdarg.h>
