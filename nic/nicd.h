@@ -83,6 +83,7 @@ struct nicd_op {
 	uint32_t rtag;		/* the op's id in its requests (never 0) */
 	uint32_t rlink;		/* the target's link epoch when resolved */
 	uint8_t rwait;		/* NICD_FM_* request sent, its reply awaited */
+	uint8_t rcached;	/* t came from the context's rcache */
 	uint8_t rgot;		/* that reply came: rstatus, old, t filled */
 	uint8_t rstatus;
 	uint8_t rerr;		/* first error a chunk reply gave */
@@ -120,6 +121,12 @@ struct nicd_ctx {
 	uint8_t space_want;	/* this step: an op found a ring of ours full */
 	uint32_t waiting_pub;	/* the status page's nic_waiting */
 	struct nicd_op op;
+	/* the last remote target it resolved (nicd_remote.c): the next op
+	 * to it skips the RESOLVE round trip; the owner checks every
+	 * request anyway, and a stale entry costs one retry */
+	struct nicd_target rcache;
+	uint32_t rcache_dst, rcache_link;
+	uint8_t rcache_ok;
 	struct elan_hw_ctx_map map;	/* its pieces in the region */
 	/* the NIC MMU as taken up with the generation (nicd_mmu_take) */
 	struct elan_hw_tlbe **mmu_page;	/* host address of each table page */

@@ -218,6 +218,32 @@ static void rw_fail(struct nicd_op *op, uint32_t k, int st)
 	}
 }
 
+/*
+ * The op used a cached target and the owner says it is not that any
+ * more (detached and attached again, its node back as a new node): if
+ * nothing of the op happened yet, forget the entry and start it again
+ * with a RESOLVE, as a local op would have resolved afresh.  1 if so.
+ */
+static int restart_stale(struct nicd_ctx *c, int st)
+{
+	struct nicd_op *op = &c->op;
+
+	if (!op->rcached || op->rbase || op->racked || op->rsent ||
+	    op->atomic_done || op->done || op->rwait ||
+	    (st != ELAN_E_TARGET_GONE && st != ELAN_E_NODE_DOWN &&
+	     st != ELAN_E_NO_CONTEXT && st != ELAN_E_CAPABILITY))
+		return 0;
+	c->rcache_ok = 0;
+	op->rcached = 0;
+	op->started = 0;
+	op->rgot = 0;
+	op->rerr = 0;
+	op->rerr_chunk = 0;
+	op->tev_reserved = 0;
+	op->w.kind = NICD_W_NONE;
+	return 1;
+}
+
 /* Issue chunk k: translate our side under our bracket, send. */
 static int rw_issue(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		    uint32_t k)
@@ -289,7 +315,8 @@ static int remote_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 			return NICD_PENDING;
 		}
 		if (op->rerr)
-			return op->rerr;
+			return restart_stale(c, op->rerr) ? NICD_PENDING :
+			       op->rerr;
 		return remote_evpost(n, c);
 	}
 	for (i = 0; i < NICD_RWIN && op->rbase + i < total; i++) {
@@ -311,7 +338,7 @@ static int remote_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	if (r != NICD_PENDING)
 		op->w.kind = NICD_W_REMOTE;
 	if (op->rerr && !op->rsent)
-		return op->rerr;
+		return restart_stale(c, op->rerr) ? NICD_PENDING : op->rerr;
 	return NICD_PENDING;
 }
 
@@ -326,7 +353,8 @@ static int remote_atomic(struct nicd *n, struct nicd_engine *e,
 	if (!op->atomic_done && op->rgot) {
 		op->rgot = 0;
 		if (op->rstatus)
-			return op->rstatus;
+			return restart_stale(c, op->rstatus) ? NICD_PENDING :
+			       op->rstatus;
 		op->atomic_done = 1;
 		op->done = 8;
 	}
@@ -373,7 +401,8 @@ static int remote_send(struct nicd *n, struct nicd_engine *e,
 	if (op->rgot) {
 		op->rgot = 0;
 		if (op->rstatus)
-			return op->rstatus;
+			return restart_stale(c, op->rstatus) ? NICD_PENDING :
+			       op->rstatus;
 		op->done = len;
 		c->nbytes += len;
 		(*budget)--;
@@ -432,6 +461,12 @@ int nicd_remote_op(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 			n->rtag_next = 1;
 		op->rtag = n->rtag_next;
 		op->rlink = nd->rlink;
+		if (c->rcache_ok && c->rcache_dst == op->cmd.dst &&
+		    c->rcache_link == nd->rlink && c->rcache.cap == c->cap) {
+			op->t = c->rcache;
+			op->started = 1;
+			op->rcached = 1;
+		}
 	}
 	/* a link lost: nothing in flight will come back */
 	if (!nd->rup || nd->rlink != op->rlink)
@@ -461,6 +496,10 @@ int nicd_remote_op(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		if (op->rstatus)
 			return op->rstatus;
 		op->started = 1;
+		c->rcache = op->t;
+		c->rcache_dst = op->cmd.dst;
+		c->rcache_link = op->rlink;
+		c->rcache_ok = 1;
 	}
 	if ((op->cmd.flags & ELAN_CMDF_REMOTE_EVENT) && !op->tev_reserved) {
 		if (!op->rgot) {
@@ -469,7 +508,8 @@ int nicd_remote_op(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		}
 		op->rgot = 0;
 		if (op->rstatus)
-			return op->rstatus;
+			return restart_stale(c, op->rstatus) ? NICD_PENDING :
+			       op->rstatus;
 		op->tev_reserved = 1;
 	}
 	switch (op->cmd.op) {

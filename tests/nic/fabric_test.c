@@ -337,7 +337,7 @@ static pid_t start_nicd(int h, const char *tbl, const char *logname)
 	argv[a++] = "--fault-timeout-ms";
 	argv[a++] = "3000";
 	argv[a++] = "--rt-priority";
-	argv[a++] = "0";
+	argv[a++] = getenv("FABRIC_TEST_RT") ? getenv("FABRIC_TEST_RT") : "1";
 	argv[a++] = "--place";
 	argv[a++] = "0";
 	argv[a++] = "--log";
@@ -579,7 +579,15 @@ static int test_errors(void)
 	      nicd_status_name(r), ev.len);
 	th_detach(&t, wrong);
 	doorbell(2, ELAN_DB_CTX);
-	return 0;
+	/* the target detached and attached again (a new generation): the
+	 * initiator's cached resolve is stale, the op must still succeed */
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 64);
+	CHECK(do_cmd(a, &cmd, &ev) == 0, "put before re-attach");
+	th_detach(&t, b);
+	doorbell(2, ELAN_DB_CTX);
+	b = attach(2, 3, 77, 1024);
+	CHECK(b, "re-attach");
+	return xfer_check(a, b, 5000, 1, 2, 7);	/* after the re-attach */
 }
 
 static int cmp_u64(const void *x, const void *y)
