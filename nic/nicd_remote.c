@@ -797,7 +797,7 @@ static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	struct nicd_target t = { m->node, m->ctx, m->gen, m->epoch, m->cap };
 	struct iovec iov;
 	uint64_t old = 0;
-	uint32_t l;
+	uint32_t l, off;
 	int r;
 
 	reply_init(rep, m, ELAN_OK);
@@ -810,9 +810,15 @@ static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	case NICD_FM_PUT:
 		if (!owner_target(n, &t, &r))
 			break;
-		l = m->len;
-		r = nicd_rna_rw(n, e, &t, m->addr, m->len, (uint8_t *)data, &l,
-				1, w);
+		/* a chunk lies in one page (owner_check), so one copy; were
+		 * it not, the rest would follow (a retry rewrites the same) */
+		for (off = 0; off < m->len; off += l) {
+			l = m->len - off;
+			r = nicd_rna_rw(n, e, &t, m->addr + off, m->len - off,
+					(uint8_t *)data + off, &l, 1, w);
+			if (r)
+				break;
+		}
 		break;
 	case NICD_FM_GET:
 		r = owner_get(n, e, host, m, &t, w);
