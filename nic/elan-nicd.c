@@ -7,7 +7,7 @@
  *   elan-nicd --node I:SOCKET:RAMFILE[:RAMSIZE] ... [--spin-us N]
  *             [--spin-lag-us N] [--spin-reply-us N] [--rt-priority N]
  *             [--place 0|1] [--fault-timeout-ms N] [--log FILE] [--pidfile FILE]
- *             [--trace FILE] [-v]
+ *             [--trace FILE] [--fabric TABLE --host NAME] [-v]
  *
  * Prints "elan-nicd: ready ..." on stdout (and writes the pidfile) once
  * every socket listens.  SIGTERM or SIGINT: NIC down in every region,
@@ -25,9 +25,12 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include "elan-nicd.h"
+#include "nicd_fabric.h"
 
 struct nicd nic;
 struct nicd_engine eng;
+int fabric_on;
+static struct fab_table fab_table;
 static FILE *logf_;
 volatile sig_atomic_t stop_sig;
 
@@ -183,6 +186,20 @@ int main(int argc, char **argv)
 		if (id < ELAN_MAX_NODES && id + 1 > maxnode)
 			maxnode = (uint32_t)id + 1;
 	}
+	/* a fabric: the nodes of every host, ours given with --node */
+	if (cfg.fabric) {
+		char err[300];
+
+		if (!cfg.host)
+			die("--fabric needs --host NAME (this host's name in the table)");
+		if (fab_table_read(cfg.fabric, &fab_table, err, sizeof(err)))
+			die("fabric table: %s", err);
+		if (fab_table.nodes > maxnode)
+			maxnode = fab_table.nodes;
+		fabric_on = 1;
+	} else if (cfg.host) {
+		die("--host needs --fabric TABLE");
+	}
 	if (nicd_init(&nic, maxnode ? maxnode : 1) < 0)
 		die("bad node numbers");
 	for (i = 0; i < ELAN_MAX_NODES; i++) {
@@ -192,6 +209,19 @@ int main(int argc, char **argv)
 	}
 	for (v = 0; v < nspec; v++)
 		add_node(nodes_spec[v]);
+	if (fabric_on) {
+		int self = -1;
+
+		for (i = 0; i < fab_table.nhosts; i++)
+			if (!strcmp(fab_table.host[i].name, cfg.host))
+				self = (int)i;
+		if (self < 0)
+			die("fabric table %s has no host '%s'", cfg.fabric, cfg.host);
+		for (i = 0; i < ELAN_MAX_NODES; i++)
+			if (srv[i].configured &&
+			    !((fab_table.host[self].nodes >> i) & 1))
+				die("--node %u: the fabric table gives node %u to another host", i, i);
+	}
 	if (cfg.log) {
 		logf_ = fopen(cfg.log, "a");
 		if (!logf_)
@@ -235,6 +265,10 @@ int main(int argc, char **argv)
 			listen_node(i);
 			nnodes++;
 		}
+	if (fabric_on && fabric_init(&nic, &fab_table, cfg.host,
+				     cfg.fabric_timeout_ms, epfd,
+				     EV_DATA(EV_FABRIC, 0, 0)))
+		die("cannot join the fabric (see the log)");
 	if (cfg.pidfile) {
 		FILE *f = fopen(cfg.pidfile, "w");
 
@@ -256,6 +290,9 @@ int main(int argc, char **argv)
 		int w = nicd_step(&nic, &eng);
 
 		now = nicd_now_mono();
+		/* the links to other hosts: replies, requests, heartbeats */
+		if (fabric_on && fabric_progress(now))
+			w = 1;
 		if (w)
 			last_work = now;
 		/* while spinning, look at the sockets and doorbells every ms */
@@ -289,12 +326,17 @@ int main(int argc, char **argv)
 		nicd_set_sleeping(&nic, 1);
 		nicd_trace(&nic, 'S', 0, 0, 0, 0);
 		w = nicd_step(&nic, &eng);
+		/* the UCP worker armed, or it has work now */
+		if (!w && fabric_on)
+			w = fabric_arm();
 		if (!w) {
 			uint64_t t = nicd_next_timeout(&nic);
 			int ms;
 
 			if (t > hb_ns)
 				t = hb_ns;
+			if (fabric_on && t > fabric_next_timeout(now))
+				t = fabric_next_timeout(now);
 			ms = (int)((t + 999999) / 1000000);
 			if (poll_events(ms))
 				last_work = nicd_now_mono();
@@ -308,6 +350,8 @@ int main(int argc, char **argv)
 	nicd_logf(&nic, NICD_LOG_INFO, "signal %d: shutting down", (int)stop_sig);
 	nicd_shutdown(&nic);
 	print_stats();
+	if (fabric_on)
+		fabric_fini();
 	if (cfg.trace) {
 		int r = nicd_trace_finish(&nic, cfg.trace);
 

@@ -7,6 +7,7 @@
  *   nicd_ivshmem.c    the ivshmem server: sockets, eventfds, epoll
  *   nicd_place.c      which host CPU nicd sleeps on (vCPUs in /proc)
  *   nicd_inject.c     fault injection (--inject-stall-ms)
+ *   nicd_fabric.c     the links to other hosts' nicds (UCX), nicd_fabric.h
  *
  * Its files define _GNU_SOURCE before any include.
  */
@@ -34,7 +35,9 @@ struct elan_nicd_cfg {
 	uint64_t rt_prio;
 	uint64_t stall_ms;
 	uint64_t place;
+	uint64_t fabric_timeout_ms;
 	const char *log, *pidfile, *trace;
+	const char *fabric, *host;	/* --fabric TABLE --host NAME */
 };
 extern struct elan_nicd_cfg cfg;
 
@@ -62,7 +65,13 @@ struct srv_node {
 	uint64_t place_cmds;		/* commands done at the last placement */
 };
 
+/* epoll data: what an event is about */
+enum { EV_LISTEN = 1, EV_CONN, EV_DOORBELL, EV_FABRIC };
+#define EV_DATA(type, node, vec) \
+	((uint64_t)(type) << 32 | (uint64_t)(node) << 8 | (uint64_t)(vec))
+
 extern struct srv_node srv[ELAN_MAX_NODES];
+extern int fabric_on;			/* --fabric given */
 extern int epfd;
 
 /* nic.irq: raise vector vec of node's guest. */

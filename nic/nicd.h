@@ -34,6 +34,7 @@ enum nicd_wait_kind {
 	NICD_W_FAULT,		/* a fault request posted; poll its ack */
 	NICD_W_FAULTQ,		/* the fault queue was full: retry */
 	NICD_W_SPACE,		/* a ring at the target is full: retry */
+	NICD_W_REMOTE,		/* a reply from the nicd owning the target */
 };
 
 struct nicd_wait {
@@ -78,6 +79,18 @@ struct nicd_op {
 	uint8_t tev_reserved;	/* holds an event credit at the target */
 	uint8_t atomic_done;
 	uint8_t fetch_stored;
+	/* ops on a node of another host (nicd_remote.c) */
+	uint32_t rtag;		/* the op's id in its requests (never 0) */
+	uint32_t rlink;		/* the target's link epoch when resolved */
+	uint8_t rwait;		/* NICD_FM_* request sent, its reply awaited */
+	uint8_t rcached;	/* t came from the context's rcache */
+	uint8_t rgot;		/* that reply came: rstatus, old, t filled */
+	uint8_t rstatus;
+	uint8_t rerr;		/* first error a chunk reply gave */
+	uint32_t rerr_chunk;	/* ... and its chunk */
+	uint32_t rbase;		/* chunk of op->done (chunks: target pages) */
+	uint32_t rsent;		/* chunks rbase + i in flight, bit i */
+	uint32_t racked;	/* chunks rbase + i done, bit i */
 };
 
 /* Fault request bookkeeping of the NIC, one per fault queue slot. */
@@ -108,6 +121,12 @@ struct nicd_ctx {
 	uint8_t space_want;	/* this step: an op found a ring of ours full */
 	uint32_t waiting_pub;	/* the status page's nic_waiting */
 	struct nicd_op op;
+	/* the last remote target it resolved (nicd_remote.c): the next op
+	 * to it skips the RESOLVE round trip; the owner checks every
+	 * request anyway, and a stale entry costs one retry */
+	struct nicd_target rcache;
+	uint32_t rcache_dst, rcache_link;
+	uint8_t rcache_ok;
 	struct elan_hw_ctx_map map;	/* its pieces in the region */
 	/* the NIC MMU as taken up with the generation (nicd_mmu_take) */
 	struct elan_hw_tlbe **mmu_page;	/* host address of each table page */
@@ -120,7 +139,12 @@ struct nicd_ctx {
 struct nicd_node {
 	uint32_t id;
 	uint8_t configured;
-	uint8_t up;		/* connected, region valid */
+	uint8_t up;		/* connected, region valid (never for remote) */
+	/* a node of another host (nicd_remote.c): no region, no RAM here */
+	uint8_t remote;
+	uint8_t rup;		/* its owner is linked and says it is up */
+	uint16_t host;		/* its owner's index in the fabric table */
+	uint32_t rlink;		/* bumped whenever it goes down */
 	uint32_t epoch;		/* bumped on every up and down */
 	uint8_t *region;
 	struct elan_hw_header *hdr;
@@ -202,6 +226,17 @@ struct nicd {
 	int log_level;
 	uint64_t start_ns;
 	struct nicd_trace *trace;	/* elan-nicd --trace; NULL: off */
+	/* the fabric: nodes of other hosts (nicd_remote.c); NULL: none */
+	const struct nicd_fabric_ops *fabric;
+	void *fabric_arg;
+	uint32_t node_seq;		/* bumped on every local node up/down */
+	uint32_t rtag_next;
+	struct nicd_rpark *rpark;	/* owner: requests that wait */
+	uint32_t nrpark;
+	struct nicd_rres *rres;		/* owner: event credits peers hold */
+	uint32_t nrres;
+	uint8_t remote_busy;		/* a request found the link busy */
+	uint64_t rstat_rx, rstat_tx, rstat_bad;
 };
 
 /* ------------------------------------------------------------ tracing */
@@ -425,6 +460,14 @@ void nicd_rna_event_release(struct nicd *n, const struct nicd_target *t);
 void nicd_rna_event_post(struct nicd *n, struct nicd_engine *e,
 			 const struct nicd_target *t,
 			 const struct elan_event *ev);
+
+/* Tell the guests which nodes are up (nodes_up, ELAN_IRQ_STATE). */
+void nicd_publish_nodes_up(struct nicd *n);
+/* Engine: a fault of c's op was answered "loaded" (see nicd_engine.c). */
+int nicd_fault_acked(struct nicd *n, struct nicd_ctx *c,
+		     const struct nicd_wait *w);
+
+#include "nicd_remote.h"
 
 /*
  * While an op waits for ring space, the consumer rings the doorbell after

@@ -46,8 +46,8 @@ static int remote_event(struct nicd *n, struct nicd_engine *e,
  * A chunk whose two pages fault one after the other (the normal case)
  * counts as neither.
  */
-static int fault_acked(struct nicd *n, struct nicd_ctx *c,
-		       const struct nicd_wait *w)
+int nicd_fault_acked(struct nicd *n, struct nicd_ctx *c,
+		     const struct nicd_wait *w)
 {
 	struct nicd_op *op = &c->op;
 	uint64_t now = n->now();
@@ -103,7 +103,7 @@ static int op_prepare(struct nicd *n, struct nicd_ctx *c)
 			/* answered: retry (a full fault queue keeps its
 			 * kind, whose deadline counts from the first try) */
 			op->w.kind = NICD_W_NONE;
-			r = fault_acked(n, c, &w);
+			r = nicd_fault_acked(n, c, &w);
 			if (r)
 				return r;
 		}
@@ -140,6 +140,7 @@ static void op_waiting(struct nicd *n, struct nicd_ctx *c)
 		[NICD_W_FAULT] = "a fault answer",
 		[NICD_W_FAULTQ] = "room in a fault queue",
 		[NICD_W_SPACE] = "ring space at its target",
+		[NICD_W_REMOTE] = "a reply from its target's host",
 	};
 	struct nicd_op *op = &c->op;
 	uint64_t now = n->now();
@@ -156,8 +157,9 @@ static void op_waiting(struct nicd *n, struct nicd_ctx *c)
 		       c->nd->id, c->idx, nicd_op_name(op->cmd.op),
 		       (unsigned long long)op->cmd.cookie, op->cmd.dst,
 		       (now - op->wait_since) / 1e9,
-		       op->w.kind <= NICD_W_SPACE ? kind[op->w.kind] : "?",
-		       op->w.kind == NICD_W_SPACE ? op->t.node : op->w.node);
+		       op->w.kind <= NICD_W_REMOTE ? kind[op->w.kind] : "?",
+		       op->w.kind == NICD_W_SPACE || op->w.kind == NICD_W_REMOTE ?
+		       ELAN_ADDR_NODE(op->cmd.dst) : op->w.node);
 }
 
 static int op_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
@@ -294,6 +296,10 @@ static int op_send(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 static int op_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		  uint32_t *budget)
 {
+	/* a node of another host: requests to its owner (nicd_remote.c) */
+	if (c->op.cmd.op >= ELAN_OP_PUT && c->op.cmd.op <= ELAN_OP_SEND &&
+	    nicd_addr_remote(n, c->op.cmd.dst))
+		return nicd_remote_op(n, e, c, budget);
 	switch (c->op.cmd.op) {
 	case ELAN_OP_PUT:
 	case ELAN_OP_GET:
@@ -462,6 +468,10 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 	if (periodic)
 		n->rescan_at = now + 1000000;	/* 1 ms */
 	n->backpressure = 0;
+	n->remote_busy = 0;
+	/* peers' requests that wait at our nodes (a fault, ring space) */
+	if (n->rpark)
+		work += nicd_remote_poll(n, e);
 	for (i = 0; i < n->nodes; i++) {
 		struct nicd_node *nd = &n->node[i];
 
@@ -605,6 +615,8 @@ uint64_t nicd_next_timeout(struct nicd *n)
 
 	if (n->backpressure)		/* consumers ring after making room */
 		return NICD_SPACE_POLL_NS;
+	if (n->remote_busy)		/* a link had no room: retry soon */
+		return 1000000;
 	for (i = 0; i < n->nodes; i++) {
 		struct nicd_node *nd = &n->node[i];
 

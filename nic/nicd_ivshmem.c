@@ -16,13 +16,11 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "elan-nicd.h"
+#include "nicd_fabric.h"
 
 #define IVSHMEM_PROTOCOL_VERSION	0
 #define GUEST_PEER_ID			1	/* the one client of a socket */
 
-enum { EV_LISTEN = 1, EV_CONN, EV_DOORBELL };
-#define EV_DATA(type, node, vec) \
-	((uint64_t)(type) << 32 | (uint64_t)(node) << 8 | (uint64_t)(vec))
 
 struct srv_node srv[ELAN_MAX_NODES];
 int epfd = -1;
@@ -222,6 +220,9 @@ int poll_events(int timeout_ms)
 			if (srv[node].db[vec] >= 0 &&
 			    read(srv[node].db[vec], &val, sizeof(val)) == sizeof(val))
 				nicd_doorbell(&nic, node, vec);
+			break;
+		case EV_FABRIC:		/* the UCP worker has events */
+			fabric_progress(nicd_now_mono());
 			break;
 		}
 	}

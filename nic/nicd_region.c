@@ -290,7 +290,7 @@ void nicd_region_destroy(void *map)
 		munmap(map, ELAN_REGION_SIZE);
 }
 
-static void publish_nodes_up(struct nicd *n)
+void nicd_publish_nodes_up(struct nicd *n)
 {
 	uint32_t i;
 
@@ -356,7 +356,8 @@ int nicd_node_up(struct nicd *n, uint32_t node, void *region)
 	/* Guest RAM is mapped when the first context becomes active: QEMU
 	 * connects to the socket before it creates and sizes the RAM file. */
 	nicd_logf(n, NICD_LOG_INFO, "node %u: up (epoch %u)", node, nd->epoch);
-	publish_nodes_up(n);
+	n->node_seq++;
+	nicd_publish_nodes_up(n);
 	return 0;
 }
 
@@ -384,7 +385,8 @@ void nicd_node_down(struct nicd *n, uint32_t node)
 	node_unmap_ram(nd);
 	n->nodes_up &= ~(1ull << node);
 	nicd_logf(n, NICD_LOG_INFO, "node %u: down", node);
-	publish_nodes_up(n);
+	n->node_seq++;
+	nicd_publish_nodes_up(n);
 }
 
 /*

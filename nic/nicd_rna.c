@@ -203,6 +203,10 @@ void nicd_rna_event_release(struct nicd *n, const struct nicd_target *t)
 	struct nicd_ctx *tc;
 	int r;
 
+	if (n->node[t->node].remote) {	/* a request to its owner */
+		nicd_remote_evrel(n, t);
+		return;
+	}
 	tc = nicd_rna_target(n, t, &r);
 	if (tc && tc->ev_reserved)
 		tc->ev_reserved--;

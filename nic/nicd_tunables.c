@@ -17,7 +17,7 @@
  */
 struct elan_nicd_cfg cfg = {
 	.spin_us = 100, .lag_us = 3, .reply_us = 10, .fault_ms = 10000,
-	.rt_prio = 1, .place = 1,
+	.rt_prio = 1, .place = 1, .fabric_timeout_ms = 1000,
 };
 
 static const struct tunable {
@@ -50,6 +50,16 @@ static const struct tunable {
 	  "on SIGUSR1 the same, its pages first erased from\n"
 	  "what the drivers see (a broken NIC, for tests);\n"
 	  "0: off", &cfg.stall_ms, 600000, NULL },
+	{ "fabric", "ELAN_NICD_FABRIC", "TABLE",
+	  "join the fabric of several hosts this table describes\n"
+	  "(nic/README.md, \"The fabric\"); needs --host",
+	  NULL, 0, &cfg.fabric },
+	{ "host", "ELAN_NICD_HOST", "NAME", "which host of the fabric table this is",
+	  NULL, 0, &cfg.host },
+	{ "fabric-timeout-ms", "ELAN_NICD_FABRIC_TIMEOUT_MS", "N",
+	  "a linked host silent this long is down (its nodes\n"
+	  "NODE_DOWN); heartbeats every quarter of it",
+	  &cfg.fabric_timeout_ms, 600000, NULL },
 	{ "log", NULL, "FILE", "log here (default stderr)", NULL, 0, &cfg.log },
 	{ "pidfile", NULL, "FILE", "written when every socket listens", NULL, 0,
 	  &cfg.pidfile },

@@ -17,6 +17,10 @@ pkgs=(
 	# run the host's sshd; QMP and the test nicd are python3)
 	libopenmpi-dev openmpi-bin vde2 openssh-client openssh-server
 	python3 procps
+	# the fabric between elan-nicd instances on several hosts (nic/:
+	# UCP over whatever UCX finds, tcp on loopback here), and ucx_info /
+	# ucx_perftest for the transport's own figures
+	libucx-dev ucx-utils
 	gnuplot-nox
 	# real MPI applications for tests/apps and the main job, run in the
 	# guests from the shared /usr (Debian 12 sizes, download / installed):

@@ -1,0 +1,1128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ops on nodes of another host (see nicd_remote.h and nic/README.md, "The
+ * fabric").  Two halves, no transport code:
+ *
+ *  - the initiator's: an op whose target is remote runs here instead of
+ *    in the engine's op_*(): its target is resolved by a RESOLVE request,
+ *    put/get go as chunks within one page on each side, NICD_RWIN in
+ *    flight, read from (put) or written to (get) the initiator's RAM
+ *    under its own bracket; atomics, sends and event credits are one
+ *    request each.  Replies find their op by (src, tag, chunk).
+ *  - the owner's: a request runs the target half through the same
+ *    nicd_rna_*() calls a local op uses (resolve, capability, generation,
+ *    epoch, bracket, translate, copy, event credits); one that must wait
+ *    (a fault at our node, ring space) is parked and retried each step.
+ *
+ * Everything runs on the engine's thread: the transport calls
+ * nicd_remote_rx() between steps, the engine calls nicd_remote_op() and
+ * nicd_remote_poll() inside them.  Peer messages are untrusted: every
+ * field is range checked before use, and a reply is taken only from the
+ * host that owns the op's target, for the op still waiting for it.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nicd.h"
+
+static const char *const fm_names[NICD_FM_MAX] = {
+	[NICD_FM_RESOLVE] = "resolve", [NICD_FM_PUT] = "put",
+	[NICD_FM_GET] = "get", [NICD_FM_ATOMIC] = "atomic",
+	[NICD_FM_SEND] = "send", [NICD_FM_EVRES] = "event-reserve",
+	[NICD_FM_EVPOST] = "event-post", [NICD_FM_EVREL] = "event-release",
+	[NICD_FM_REPLY] = "reply", [NICD_FM_STATE] = "state",
+};
+
+const char *nicd_fmsg_name(int type)
+{
+	return type > 0 && type < NICD_FM_MAX ? fm_names[type] : "?";
+}
+
+int nicd_node_remote(struct nicd *n, uint32_t node, uint32_t host)
+{
+	struct nicd_node *nd;
+
+	if (node >= n->nodes || n->node[node].configured)
+		return -1;
+	nd = &n->node[node];
+	nd->configured = 1;
+	nd->remote = 1;
+	nd->host = (uint16_t)host;
+	return 0;
+}
+
+int nicd_addr_remote(const struct nicd *n, uint32_t dst)
+{
+	uint32_t node = ELAN_ADDR_NODE(dst);
+
+	return node < n->nodes && n->node[node].remote;
+}
+
+/* Send through the transport, counting; a busy link is retried later. */
+static int fsend(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
+		 const struct iovec *iov, int cnt)
+{
+	int r;
+
+	if (!n->fabric)
+		return ELAN_E_NODE_DOWN;
+	r = n->fabric->send(n->fabric_arg, host, m, iov, cnt);
+	if (r == NICD_PENDING)
+		n->remote_busy = 1;
+	else if (r == 0)
+		n->rstat_tx++;
+	return r;
+}
+
+/* A peer's message was invalid: counted, logged (the first ones, then
+ * now and then: a peer must not flood the log), dropped. */
+static int bad(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
+	       const char *why)
+{
+	n->rstat_bad++;
+	if (n->rstat_bad <= 10 || n->rstat_bad % 1000 == 0)
+		nicd_logf(n, NICD_LOG_WARN,
+			  "fabric: host %u: %s message dropped (%s; %" PRIu64 " so far)",
+			  host, nicd_fmsg_name(m->type), why, n->rstat_bad);
+	return -1;
+}
+
+/* ------------------------------------------------------------ initiator */
+
+/*
+ * Chunks: an op is cut at every page boundary of either side, so that a
+ * chunk is contiguous in both RAMs (one piece of data, sent as it lies in
+ * guest RAM) and touches one page of each.  Where laddr and raddr share
+ * their offset in the page, chunks are pages; else two per page.  The
+ * boundaries are p, q, p + 4096, q + 4096, ... (offsets from the op's
+ * start, 0 < p <= q <= 4096).
+ */
+static void chunk_pq(const struct nicd_op *op, uint64_t *p, uint64_t *q)
+{
+	uint64_t a = NICD_PAGE - (op->cmd.laddr & (NICD_PAGE - 1));
+	uint64_t b = NICD_PAGE - (op->cmd.raddr & (NICD_PAGE - 1));
+
+	*p = a < b ? a : b;
+	*q = a < b ? b : a;
+}
+
+/* Where chunk k of op starts. */
+static uint64_t chunk_start(const struct nicd_op *op, uint32_t k)
+{
+	uint64_t p, q;
+
+	if (!k)
+		return 0;
+	chunk_pq(op, &p, &q);
+	if (p == q)
+		return p + (uint64_t)(k - 1) * NICD_PAGE;
+	return ((k - 1) % 2 ? q : p) + (uint64_t)((k - 1) / 2) * NICD_PAGE;
+}
+
+static uint32_t chunk_count(const struct nicd_op *op)
+{
+	uint64_t p, q, len = op->cmd.len, cp, cq;
+
+	if (!len)
+		return 0;
+	chunk_pq(op, &p, &q);
+	cp = len > p ? (len - p + NICD_PAGE - 1) / NICD_PAGE : 0;
+	cq = len > q ? (len - q + NICD_PAGE - 1) / NICD_PAGE : 0;
+	return (uint32_t)(1 + cp + (p == q ? 0 : cq));
+}
+
+static uint32_t chunk_len(const struct nicd_op *op, uint32_t k)
+{
+	uint64_t end = chunk_start(op, k + 1);
+
+	if (end > op->cmd.len)
+		end = op->cmd.len;
+	return (uint32_t)(end - chunk_start(op, k));
+}
+
+static void req_init(struct nicd_fmsg *m, int type, const struct nicd_ctx *c)
+{
+	const struct nicd_op *op = &c->op;
+
+	memset(m, 0, sizeof(*m));
+	m->type = (uint8_t)type;
+	m->src = nicd_ctx_addr(c);
+	m->tag = op->rtag;
+	m->node = op->t.node;
+	m->ctx = op->t.ctx;
+	m->gen = op->t.gen;
+	m->epoch = op->t.epoch;
+	m->cap = op->t.cap;
+}
+
+static uint32_t host_of(const struct nicd *n, const struct nicd_op *op)
+{
+	return n->node[ELAN_ADDR_NODE(op->cmd.dst)].host;
+}
+
+/* One request whose reply the op waits for (rwait). */
+static int request(struct nicd *n, struct nicd_ctx *c, struct nicd_fmsg *m,
+		   const struct iovec *iov, int cnt)
+{
+	int r = fsend(n, host_of(n, &c->op), m, iov, cnt);
+
+	if (r)
+		return r;
+	c->op.rwait = m->type;
+	c->op.w.kind = NICD_W_REMOTE;
+	return NICD_PENDING;
+}
+
+/*
+ * Inside c's open bracket: translate the initiator's bytes [va, va+len)
+ * (len <= a page, so at most two pieces; one for a chunk).  0 with iov filled, NICD_PENDING
+ * with w set (a fault), or LOCAL_FAULT.
+ */
+static int local_pieces(struct nicd *n, struct nicd_ctx *c, uint64_t va,
+			uint32_t len, uint64_t span, int write,
+			struct iovec *iov, int *cnt, struct nicd_wait *w)
+{
+	uint32_t n0 = NICD_PAGE - (uint32_t)(va & (NICD_PAGE - 1));
+	uint8_t *p;
+	int r;
+
+	*cnt = 0;
+	if (!len)
+		return 0;
+	if (n0 > len)
+		n0 = len;
+	r = nicd_xlate(n, c->nd, c->idx, va, span, write, 0, &p, w);
+	if (r)
+		return r;
+	iov[0].iov_base = p;
+	iov[0].iov_len = n0;
+	*cnt = 1;
+	if (len > n0) {
+		r = nicd_xlate(n, c->nd, c->idx, va + n0, span - n0, write, 0,
+			       &p, w);
+		if (r)
+			return r;
+		iov[1].iov_base = p;
+		iov[1].iov_len = len - n0;
+		*cnt = 2;
+	}
+	return 0;
+}
+
+/* The first error of a put/get, at the lowest chunk it hit. */
+static void rw_fail(struct nicd_op *op, uint32_t k, int st)
+{
+	if (!op->rerr || k < op->rerr_chunk) {
+		op->rerr = (uint8_t)st;
+		op->rerr_chunk = k;
+	}
+}
+
+/*
+ * The op used a cached target and the owner says it is not that any
+ * more (detached and attached again, its node back as a new node): if
+ * nothing of the op happened yet, forget the entry and start it again
+ * with a RESOLVE, as a local op would have resolved afresh.  1 if so.
+ */
+static int restart_stale(struct nicd_ctx *c, int st)
+{
+	struct nicd_op *op = &c->op;
+
+	if (!op->rcached || op->rbase || op->racked || op->rsent ||
+	    op->atomic_done || op->done || op->rwait ||
+	    (st != ELAN_E_TARGET_GONE && st != ELAN_E_NODE_DOWN &&
+	     st != ELAN_E_NO_CONTEXT && st != ELAN_E_CAPABILITY))
+		return 0;
+	c->rcache_ok = 0;
+	op->rcached = 0;
+	op->started = 0;
+	op->rgot = 0;
+	op->rerr = 0;
+	op->rerr_chunk = 0;
+	op->tev_reserved = 0;
+	op->w.kind = NICD_W_NONE;
+	return 1;
+}
+
+/* Issue chunk k: translate our side under our bracket, send. */
+static int rw_issue(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		    uint32_t k)
+{
+	struct nicd_op *op = &c->op;
+	int get = op->cmd.op == ELAN_OP_GET, cnt, r;
+	uint64_t off = chunk_start(op, k);
+	uint32_t len = chunk_len(op, k);
+	struct iovec iov[2];
+	struct nicd_fmsg m;
+
+	nicd_bracket_open(c->nd, e->idx, c->idx);
+	/* a get checks its destination now, so that its fault is served
+	 * before the data comes (the reply translates it again); a chunk is
+	 * one piece on each side */
+	r = local_pieces(n, c, op->cmd.laddr + off, len, op->cmd.len - off,
+			 get, iov, &cnt, &op->w);
+	if (r == 0) {
+		req_init(&m, get ? NICD_FM_GET : NICD_FM_PUT, c);
+		m.chunk = k;
+		m.addr = op->cmd.raddr + off;
+		m.len = len;
+		r = fsend(n, host_of(n, op), &m, iov, get ? 0 : 1);
+	}
+	nicd_bracket_close(c->nd, e->idx);
+	return r;
+}
+
+/* Post the REMOTE event at the target, if the op holds a credit there. */
+static int remote_evpost(struct nicd *n, struct nicd_ctx *c)
+{
+	struct nicd_op *op = &c->op;
+	struct nicd_fmsg m;
+	int r;
+
+	if (!op->tev_reserved)
+		return 0;
+	req_init(&m, NICD_FM_EVPOST, c);
+	m.aop = op->cmd.op;
+	m.a = op->cmd.cookie;
+	m.b = op->cmd.raddr;
+	m.chunk = (uint32_t)op->cmd.len;
+	r = fsend(n, host_of(n, op), &m, NULL, 0);
+	if (r)
+		return r;
+	op->tev_reserved = 0;
+	return 0;
+}
+
+static int remote_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		     uint32_t *budget)
+{
+	struct nicd_op *op = &c->op;
+	uint32_t total = chunk_count(op), i, bit;
+	uint64_t done;
+	int r = 0;
+
+	while (op->racked & 1) {
+		op->racked >>= 1;
+		op->rsent >>= 1;
+		op->rbase++;
+	}
+	done = chunk_start(op, op->rbase);
+	c->nbytes += (done > op->cmd.len ? op->cmd.len : done) - op->done;
+	op->done = done > op->cmd.len ? op->cmd.len : done;
+	if (op->rerr || op->rbase >= total) {
+		if (op->rsent) {	/* chunks in flight: their replies */
+			op->w.kind = NICD_W_REMOTE;
+			return NICD_PENDING;
+		}
+		if (op->rerr)
+			return restart_stale(c, op->rerr) ? NICD_PENDING :
+			       op->rerr;
+		return remote_evpost(n, c);
+	}
+	for (i = 0; i < NICD_RWIN && op->rbase + i < total; i++) {
+		bit = 1u << i;
+		if ((op->rsent | op->racked) & bit)
+			continue;
+		if (!*budget)
+			break;
+		r = rw_issue(n, e, c, op->rbase + i);
+		if (r == NICD_PENDING)
+			break;		/* our fault (w set) or a busy link */
+		if (r) {
+			rw_fail(op, op->rbase + i, r);
+			break;
+		}
+		op->rsent |= bit;
+		(*budget)--;
+	}
+	if (r != NICD_PENDING)
+		op->w.kind = NICD_W_REMOTE;
+	if (op->rerr && !op->rsent)
+		return restart_stale(c, op->rerr) ? NICD_PENDING : op->rerr;
+	return NICD_PENDING;
+}
+
+static int remote_atomic(struct nicd *n, struct nicd_engine *e,
+			 struct nicd_ctx *c, uint32_t *budget)
+{
+	struct nicd_op *op = &c->op;
+	int fetch = !!(op->cmd.flags & ELAN_CMDF_FETCH), r = 0;
+	struct nicd_fmsg m;
+	uint8_t *lp = NULL;
+
+	if (!op->atomic_done && op->rgot) {
+		op->rgot = 0;
+		if (op->rstatus)
+			return restart_stale(c, op->rstatus) ? NICD_PENDING :
+			       op->rstatus;
+		op->atomic_done = 1;
+		op->done = 8;
+	}
+	if (fetch && !op->fetch_stored) {
+		/* translated before the atomic runs (so a fault is served
+		 * first), and again to store what it fetched */
+		nicd_bracket_open(c->nd, e->idx, c->idx);
+		r = nicd_xlate(n, c->nd, c->idx, op->cmd.laddr, 8, 1, 0, &lp,
+			       &op->w);
+		if (r == 0 && op->atomic_done) {
+			__atomic_store_n((uint64_t *)(void *)lp, op->old,
+					 __ATOMIC_RELAXED);
+			op->fetch_stored = 1;
+		}
+		nicd_bracket_close(c->nd, e->idx);
+		if (r)
+			return r;
+	}
+	if (!op->atomic_done) {
+		req_init(&m, NICD_FM_ATOMIC, c);
+		m.addr = op->cmd.raddr;
+		m.aop = op->cmd.aop;
+		m.a = op->cmd.operand;
+		m.b = op->cmd.compare;
+		return request(n, c, &m, NULL, 0);
+	}
+	r = remote_evpost(n, c);
+	if (r)
+		return r;
+	(*budget)--;
+	return 0;
+}
+
+static int remote_send(struct nicd *n, struct nicd_engine *e,
+		       struct nicd_ctx *c, uint32_t *budget)
+{
+	struct nicd_op *op = &c->op;
+	uint32_t len = (uint32_t)op->cmd.len;
+	uint8_t msg[ELAN_SEND_MAX];
+	struct iovec iov[2];
+	struct nicd_fmsg m;
+	int cnt, r;
+
+	if (op->rgot) {
+		op->rgot = 0;
+		if (op->rstatus)
+			return restart_stale(c, op->rstatus) ? NICD_PENDING :
+			       op->rstatus;
+		op->done = len;
+		c->nbytes += len;
+		(*budget)--;
+		return 0;
+	}
+	nicd_bracket_open(c->nd, e->idx, c->idx);
+	r = local_pieces(n, c, op->cmd.laddr, len, len, 0, iov, &cnt, &op->w);
+	if (r == 0 && cnt == 2) {
+		/* a message across a page boundary: the transport takes one
+		 * piece, so it is gathered here (at most ELAN_SEND_MAX) */
+		memcpy(msg, iov[0].iov_base, iov[0].iov_len);
+		memcpy(msg + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+		iov[0].iov_base = msg;
+		iov[0].iov_len = len;
+		cnt = 1;
+	}
+	if (r == 0) {
+		req_init(&m, NICD_FM_SEND, c);
+		m.a = op->cmd.tag;
+		m.len = len;
+		r = request(n, c, &m, iov, cnt);
+	}
+	nicd_bracket_close(c->nd, e->idx);
+	return r;
+}
+
+/* A wait of the op on its own node (a fault): 0 go on, else as op. */
+static int local_wait(struct nicd *n, struct nicd_ctx *c)
+{
+	struct nicd_op *op = &c->op;
+	struct nicd_wait w = op->w;
+	int r;
+
+	if (w.kind != NICD_W_FAULT && w.kind != NICD_W_FAULTQ)
+		return 0;
+	r = nicd_wait_poll(n, &op->w);
+	if (r)
+		return r;
+	if (w.kind == NICD_W_FAULT) {
+		op->w.kind = NICD_W_NONE;
+		return nicd_fault_acked(n, c, &w);
+	}
+	return 0;
+}
+
+int nicd_remote_op(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		   uint32_t *budget)
+{
+	struct nicd_op *op = &c->op;
+	struct nicd_node *nd = &n->node[ELAN_ADDR_NODE(op->cmd.dst)];
+	struct nicd_fmsg m;
+	int r;
+
+	if (!op->rtag) {
+		if (!++n->rtag_next)
+			n->rtag_next = 1;
+		op->rtag = n->rtag_next;
+		op->rlink = nd->rlink;
+		if (c->rcache_ok && c->rcache_dst == op->cmd.dst &&
+		    c->rcache_link == nd->rlink && c->rcache.cap == c->cap) {
+			op->t = c->rcache;
+			op->started = 1;
+			op->rcached = 1;
+		}
+	}
+	/* a link lost: nothing in flight will come back */
+	if (!nd->rup || nd->rlink != op->rlink)
+		return ELAN_E_NODE_DOWN;
+	r = local_wait(n, c);
+	if (r == NICD_PENDING)
+		return r;
+	if (r) {
+		if (op->cmd.op != ELAN_OP_PUT && op->cmd.op != ELAN_OP_GET)
+			return r;
+		rw_fail(op, op->rbase, r);
+	}
+	if (op->rwait)
+		return NICD_PENDING;	/* its reply is awaited */
+	if (!op->started) {
+		if (!op->rgot) {
+			memset(&m, 0, sizeof(m));
+			m.type = NICD_FM_RESOLVE;
+			m.src = nicd_ctx_addr(c);
+			m.tag = op->rtag;
+			m.node = ELAN_ADDR_NODE(op->cmd.dst);
+			m.ctx = ELAN_ADDR_CTX(op->cmd.dst);
+			m.cap = c->cap;
+			return request(n, c, &m, NULL, 0);
+		}
+		op->rgot = 0;
+		if (op->rstatus)
+			return op->rstatus;
+		op->started = 1;
+		c->rcache = op->t;
+		c->rcache_dst = op->cmd.dst;
+		c->rcache_link = op->rlink;
+		c->rcache_ok = 1;
+	}
+	if ((op->cmd.flags & ELAN_CMDF_REMOTE_EVENT) && !op->tev_reserved) {
+		if (!op->rgot) {
+			req_init(&m, NICD_FM_EVRES, c);
+			return request(n, c, &m, NULL, 0);
+		}
+		op->rgot = 0;
+		if (op->rstatus)
+			return restart_stale(c, op->rstatus) ? NICD_PENDING :
+			       op->rstatus;
+		op->tev_reserved = 1;
+	}
+	switch (op->cmd.op) {
+	case ELAN_OP_PUT:
+	case ELAN_OP_GET:
+		return remote_rw(n, e, c, budget);
+	case ELAN_OP_ATOMIC:
+		return remote_atomic(n, e, c, budget);
+	default:
+		return remote_send(n, e, c, budget);
+	}
+}
+
+void nicd_remote_evrel(struct nicd *n, const struct nicd_target *t)
+{
+	struct nicd_fmsg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = NICD_FM_EVREL;
+	m.node = t->node;
+	m.ctx = t->ctx;
+	m.gen = t->gen;
+	m.epoch = t->epoch;
+	m.cap = t->cap;
+	if (fsend(n, n->node[t->node].host, &m, NULL, 0))
+		nicd_logf(n, NICD_LOG_DEBUG,
+			  "fabric: an event credit at node %u ctx %u not given back (link busy or down)",
+			  t->node, t->ctx);
+}
+
+/* GET data for chunk k of c's op: place it under our bracket. */
+static void get_place(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
+		      uint32_t k, const void *data)
+{
+	struct nicd_op *op = &c->op;
+	uint64_t off = chunk_start(op, k);
+	uint32_t len = chunk_len(op, k), bit = 1u << (k - op->rbase);
+	struct nicd_wait w = { 0 };
+	struct iovec iov[2];
+	int cnt, r, i;
+
+	nicd_bracket_open(c->nd, e->idx, c->idx);
+	r = local_pieces(n, c, op->cmd.laddr + off, len, op->cmd.len - off, 1,
+			 iov, &cnt, &w);
+	for (i = 0; r == 0 && i < cnt; i++) {
+		memcpy(iov[i].iov_base, data, iov[i].iov_len);
+		data = (const uint8_t *)data + iov[i].iov_len;
+	}
+	nicd_bracket_close(c->nd, e->idx);
+	op->rsent &= ~bit;
+	if (r == 0)
+		op->racked |= bit;
+	else if (r == NICD_PENDING) {
+		/* the page went since the request: asked again once the
+		 * fault is served */
+		if (op->w.kind == NICD_W_NONE || op->w.kind == NICD_W_REMOTE)
+			op->w = w;
+	} else {
+		rw_fail(op, k, r);
+	}
+}
+
+/* A reply for the op of (m->src, m->tag), from host. */
+static int rx_reply(struct nicd *n, struct nicd_engine *e, uint32_t host,
+		    const struct nicd_fmsg *m, const void *data, size_t len)
+{
+	uint32_t node = ELAN_ADDR_NODE(m->src), ctx = ELAN_ADDR_CTX(m->src);
+	struct nicd_node *nd;
+	struct nicd_ctx *c;
+	struct nicd_op *op;
+	uint32_t k;
+
+	if (node >= n->nodes || ctx >= ELAN_MAX_CTX)
+		return bad(n, host, m, "no such initiator");
+	nd = &n->node[node];
+	c = &nd->ctx[ctx];
+	op = &c->op;
+	/* an op that ended meanwhile (node down, context gone, error):
+	 * late replies are expected, not a peer's fault */
+	if (!nd->up || nd->remote || c->state != ELAN_CTX_ACTIVE ||
+	    !c->has_op || op->rtag != m->tag ||
+	    !nicd_addr_remote(n, op->cmd.dst) || host_of(n, op) != host)
+		return 0;
+	if (m->status > ELAN_E_QUEUE)
+		return bad(n, host, m, "bad status");
+	switch (m->aop) {
+	case NICD_FM_PUT:
+	case NICD_FM_GET:
+		if (m->aop != (op->cmd.op == ELAN_OP_GET ? NICD_FM_GET : NICD_FM_PUT))
+			return bad(n, host, m, "reply to another op");
+		k = m->chunk;
+		if (k < op->rbase || k - op->rbase >= NICD_RWIN ||
+		    !(op->rsent & (1u << (k - op->rbase))))
+			return 0;	/* asked again meanwhile: a duplicate */
+		if (m->status != ELAN_OK) {
+			op->rsent &= ~(1u << (k - op->rbase));
+			rw_fail(op, k, m->status);
+		} else if (m->aop == NICD_FM_GET) {
+			if (len != chunk_len(op, k) || m->len != len)
+				return bad(n, host, m, "get data of the wrong length");
+			get_place(n, e, c, k, data);
+		} else {
+			op->rsent &= ~(1u << (k - op->rbase));
+			op->racked |= 1u << (k - op->rbase);
+		}
+		break;
+	case NICD_FM_RESOLVE:
+	case NICD_FM_EVRES:
+	case NICD_FM_ATOMIC:
+	case NICD_FM_SEND:
+		if (op->rwait != m->aop)
+			return 0;
+		op->rwait = 0;
+		op->rgot = 1;
+		op->rstatus = m->status;
+		if (op->w.kind == NICD_W_REMOTE)
+			op->w.kind = NICD_W_NONE;
+		if (m->aop == NICD_FM_RESOLVE && m->status == ELAN_OK) {
+			op->t.node = ELAN_ADDR_NODE(op->cmd.dst);
+			op->t.ctx = ELAN_ADDR_CTX(op->cmd.dst);
+			op->t.gen = m->gen;
+			op->t.epoch = m->epoch;
+			op->t.cap = c->cap;
+		}
+		if (m->aop == NICD_FM_ATOMIC)
+			op->old = m->a;
+		break;
+	default:
+		return bad(n, host, m, "reply to no request type");
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ owner */
+
+/* The reply to request rq (status and results filled in by the caller). */
+static void reply_init(struct nicd_fmsg *rep, const struct nicd_fmsg *rq,
+		       int status)
+{
+	memset(rep, 0, sizeof(*rep));
+	rep->type = NICD_FM_REPLY;
+	rep->aop = rq->type;
+	rep->status = (uint8_t)status;
+	rep->src = rq->src;
+	rep->tag = rq->tag;
+	rep->chunk = rq->chunk;
+	rep->node = rq->node;
+	rep->ctx = rq->ctx;
+}
+
+static int reply(struct nicd *n, uint32_t host, const struct nicd_fmsg *rq,
+		 int status)
+{
+	struct nicd_fmsg rep;
+
+	reply_init(&rep, rq, status);
+	return fsend(n, host, &rep, NULL, 0);
+}
+
+/* The target context of a peer's request: as nicd_rna_target(), and the
+ * capability it claims must be the context's (a peer may skip RESOLVE). */
+static struct nicd_ctx *owner_target(struct nicd *n, const struct nicd_target *t,
+				     int *st)
+{
+	struct nicd_ctx *tc = nicd_rna_target(n, t, st);
+
+	if (tc && tc->cap != t->cap) {
+		*st = ELAN_E_CAPABILITY;
+		return NULL;
+	}
+	return tc;
+}
+
+static struct nicd_rres *rres_take(struct nicd *n, uint32_t host,
+				   const struct nicd_fmsg *m)
+{
+	struct nicd_rres **pp, *r;
+
+	for (pp = &n->rres; (r = *pp); pp = &r->next)
+		if (r->host == host && r->t.node == m->node &&
+		    r->t.ctx == m->ctx && r->t.gen == m->gen &&
+		    r->t.epoch == m->epoch) {
+			*pp = r->next;
+			n->nrres--;
+			return r;
+		}
+	return NULL;
+}
+
+/* GET: read the chunk under the target's bracket straight into the
+ * reply.  NICD_PENDING (w: a fault, or NONE: a busy link), 0 sent, or an
+ * error status to reply. */
+static int owner_get(struct nicd *n, struct nicd_engine *e, uint32_t host,
+		     const struct nicd_fmsg *m, const struct nicd_target *t,
+		     struct nicd_wait *w)
+{
+	struct nicd_fmsg rep;
+	struct nicd_ctx *tc;
+	struct iovec iov;
+	uint8_t *tp;
+	int r;
+
+	tc = owner_target(n, t, &r);
+	if (!tc)
+		return r;
+	nicd_bracket_open(tc->nd, e->idx, tc->idx);
+	r = nicd_xlate(n, tc->nd, tc->idx, m->addr, m->len, 0, 1, &tp, w);
+	if (r == 0) {
+		if (e->chunk_hook)
+			e->chunk_hook(n, e, t->node, 0, e->hook_arg);
+		iov.iov_base = tp;
+		iov.iov_len = m->len;
+		reply_init(&rep, m, ELAN_OK);
+		rep.len = m->len;
+		r = fsend(n, host, &rep, &iov, 1);
+		if (r == NICD_PENDING)
+			w->kind = NICD_W_NONE;
+		else
+			r = 0;	/* sent, or no link: nobody to tell */
+	}
+	nicd_bracket_close(tc->nd, e->idx);
+	return r;
+}
+
+/* EVPOST, EVREL: the credit the host's op holds is used or given back. */
+static void owner_evdone(struct nicd *n, struct nicd_engine *e, uint32_t host,
+			 const struct nicd_fmsg *m)
+{
+	struct nicd_rres *rr = rres_take(n, host, m);
+	struct elan_event ev;
+
+	if (!rr) {
+		bad(n, host, m, "no event credit held");
+		return;
+	}
+	if (m->type == NICD_FM_EVREL) {
+		nicd_rna_event_release(n, &rr->t);
+	} else {
+		memset(&ev, 0, sizeof(ev));
+		ev.cookie = m->a;
+		ev.value = m->b;
+		ev.len = m->chunk;
+		ev.src = m->src;
+		ev.type = ELAN_EV_REMOTE;
+		ev.status = ELAN_OK;
+		ev.op = m->aop;
+		nicd_rna_event_post(n, e, &rr->t, &ev);
+	}
+	free(rr);
+}
+
+static int owner_evres(struct nicd *n, uint32_t host,
+		       const struct nicd_target *t, struct nicd_wait *w)
+{
+	struct nicd_rres *rr;
+	int r;
+
+	if (!owner_target(n, t, &r))
+		return r;
+	rr = malloc(sizeof(*rr));
+	if (!rr)
+		return ELAN_E_QUEUE;
+	r = nicd_rna_event_reserve(n, t, w);
+	if (r) {
+		free(rr);
+		return r;
+	}
+	rr->host = host;
+	rr->t = *t;
+	rr->next = n->rres;
+	n->rres = rr;
+	n->nrres++;
+	return 0;
+}
+
+/*
+ * Run the target half of request m from host.  NICD_PENDING: it waits
+ * (*w says for what; NICD_W_NONE: a busy link, retry).  Otherwise done,
+ * and *rep is the reply to send (type 0: none, or already sent).
+ */
+static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
+		      const struct nicd_fmsg *m, const uint8_t *data,
+		      struct nicd_wait *w, struct nicd_fmsg *rep)
+{
+	struct nicd_target t = { m->node, m->ctx, m->gen, m->epoch, m->cap };
+	struct iovec iov;
+	uint64_t old = 0;
+	uint32_t l, off;
+	int r;
+
+	reply_init(rep, m, ELAN_OK);
+	switch (m->type) {
+	case NICD_FM_RESOLVE:
+		r = nicd_rna_resolve(n, ELAN_ADDR(m->node, m->ctx), m->cap, &t);
+		rep->gen = t.gen;
+		rep->epoch = t.epoch;
+		break;
+	case NICD_FM_PUT:
+		if (!owner_target(n, &t, &r))
+			break;
+		/* a chunk lies in one page (owner_check), so one copy; were
+		 * it not, the rest would follow (a retry rewrites the same) */
+		for (off = 0; off < m->len; off += l) {
+			l = m->len - off;
+			r = nicd_rna_rw(n, e, &t, m->addr + off, m->len - off,
+					(uint8_t *)data + off, &l, 1, w);
+			if (r)
+				break;
+		}
+		break;
+	case NICD_FM_GET:
+		r = owner_get(n, e, host, m, &t, w);
+		if (r == 0)
+			rep->type = 0;
+		break;
+	case NICD_FM_ATOMIC:
+		if (!owner_target(n, &t, &r))
+			break;
+		r = nicd_rna_atomic(n, e, &t, m->addr, m->aop, m->a, m->b, &old, w);
+		rep->a = old;
+		break;
+	case NICD_FM_SEND:
+		if (!owner_target(n, &t, &r))
+			break;
+		iov.iov_base = (void *)data;
+		iov.iov_len = m->len;
+		r = nicd_rna_recv(n, e, &t, m->src, (uint32_t)m->a, &iov,
+				  m->len ? 1 : 0, m->len, w);
+		break;
+	case NICD_FM_EVRES:
+		r = owner_evres(n, host, &t, w);
+		break;
+	default:		/* EVPOST, EVREL */
+		owner_evdone(n, e, host, m);
+		rep->type = 0;
+		return 0;
+	}
+	if (r == NICD_PENDING)
+		return r;
+	rep->status = (uint8_t)r;
+	return 0;
+}
+
+/* Keep request m (or, type REPLY, a reply to send) for later. */
+static int park(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
+		const void *data, const struct nicd_wait *w)
+{
+	uint32_t dlen = m->type == NICD_FM_PUT || m->type == NICD_FM_SEND ?
+			m->len : 0;
+	struct nicd_rpark *p, **pp;
+
+	if (n->nrpark >= NICD_RPARK_MAX)
+		return -1;
+	p = malloc(sizeof(*p) + dlen);
+	if (!p)
+		return -1;
+	p->next = NULL;
+	p->host = host;
+	p->retries = 0;
+	p->w = *w;
+	p->m = *m;
+	if (dlen)
+		memcpy(p->data, data, dlen);
+	for (pp = &n->rpark; *pp; pp = &(*pp)->next)
+		;
+	*pp = p;
+	n->nrpark++;
+	return 0;
+}
+
+/* Run request m and answer it.  1: it waits (the caller keeps it). */
+static int owner_run(struct nicd *n, struct nicd_engine *e, uint32_t host,
+		     const struct nicd_fmsg *m, const uint8_t *data,
+		     struct nicd_wait *w)
+{
+	struct nicd_fmsg rep;
+	struct nicd_wait none = { 0 };
+
+	if (owner_exec(n, e, host, m, data, w, &rep) == NICD_PENDING)
+		return 1;
+	if (!rep.type || fsend(n, host, &rep, NULL, 0) != NICD_PENDING)
+		return 0;
+	/* The work is done (an atomic ran, a message was received): never
+	 * again.  Only its reply waits for the link. */
+	if (park(n, host, &rep, NULL, &none) < 0)
+		nicd_logf(n, NICD_LOG_WARN,
+			  "fabric: host %u: a reply lost (too many waiting)", host);
+	return 0;
+}
+
+/* Check a request from host; 0 if it may run. */
+static int owner_check(struct nicd *n, uint32_t host,
+		       const struct nicd_fmsg *m, size_t len)
+{
+	uint64_t in_page = m->addr & (NICD_PAGE - 1);
+
+	if (m->node >= n->nodes || !n->node[m->node].configured ||
+	    n->node[m->node].remote || m->ctx >= ELAN_MAX_CTX)
+		return bad(n, host, m, "not a node of ours");
+	switch (m->type) {
+	case NICD_FM_PUT:
+	case NICD_FM_GET:
+		if (!m->len || m->len > NICD_FAB_CHUNK ||
+		    in_page + m->len > NICD_PAGE)
+			return bad(n, host, m, "bad chunk");
+		if (len != (m->type == NICD_FM_PUT ? m->len : 0))
+			return bad(n, host, m, "data length");
+		return 0;
+	case NICD_FM_SEND:
+		if (m->len > ELAN_SEND_MAX || len != m->len)
+			return bad(n, host, m, "bad send length");
+		return 0;
+	case NICD_FM_ATOMIC:
+		if (m->aop > ELAN_AOP_XOR || (m->addr & 7) || len)
+			return bad(n, host, m, "bad atomic");
+		return 0;
+	case NICD_FM_EVPOST:
+		if (m->aop > ELAN_OP_SEND)
+			return bad(n, host, m, "bad event");
+		/* fall through */
+	default:
+		return len ? bad(n, host, m, "unexpected data") : 0;
+	}
+}
+
+/* STATE from host: which of its nodes are up, with their epochs. */
+static int rx_state(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
+		    const void *data, size_t len)
+{
+	uint32_t epochs[ELAN_MAX_NODES], i;
+	int changed = 0;
+
+	if (len != sizeof(epochs))
+		return bad(n, host, m, "state length");
+	memcpy(epochs, data, sizeof(epochs));
+	for (i = 0; i < n->nodes; i++) {
+		struct nicd_node *nd = &n->node[i];
+		int up = !!(m->a & (1ull << i));
+
+		if (!nd->remote || nd->host != host)
+			continue;
+		if (nd->rup && (!up || nd->epoch != epochs[i]))
+			nd->rlink++;	/* gone, or back as a new node */
+		if (nd->rup != up || nd->epoch != epochs[i])
+			changed = 1;
+		nd->rup = (uint8_t)up;
+		nd->epoch = epochs[i];
+		if (up)
+			n->nodes_up |= 1ull << i;
+		else
+			n->nodes_up &= ~(1ull << i);
+	}
+	if (changed) {
+		nicd_logf(n, NICD_LOG_INFO, "fabric: host %u: nodes up %#" PRIx64,
+			  host, m->a);
+		nicd_publish_nodes_up(n);
+	}
+	return 0;
+}
+
+int nicd_remote_send_state(struct nicd *n, uint32_t host)
+{
+	uint32_t epochs[ELAN_MAX_NODES] = { 0 }, i;
+	struct nicd_fmsg m;
+	struct iovec iov = { epochs, sizeof(epochs) };
+
+	memset(&m, 0, sizeof(m));
+	m.type = NICD_FM_STATE;
+	for (i = 0; i < n->nodes; i++) {
+		if (n->node[i].remote || !n->node[i].configured)
+			continue;
+		epochs[i] = n->node[i].epoch;
+		if (n->node[i].up)
+			m.a |= 1ull << i;
+	}
+	m.len = sizeof(epochs);
+	return fsend(n, host, &m, &iov, 1);
+}
+
+int nicd_remote_rx(struct nicd *n, struct nicd_engine *e, uint32_t host,
+		   const struct nicd_fmsg *m, const void *data, size_t len)
+{
+	struct nicd_wait w = { 0 };
+
+	n->rstat_rx++;
+	switch (m->type) {
+	case NICD_FM_REPLY:
+		if (len != (m->aop == NICD_FM_GET && !m->status ? m->len : 0))
+			return bad(n, host, m, "reply data length");
+		return rx_reply(n, e, host, m, data, len);
+	case NICD_FM_STATE:
+		return rx_state(n, host, m, data, len);
+	case NICD_FM_RESOLVE:
+	case NICD_FM_PUT:
+	case NICD_FM_GET:
+	case NICD_FM_ATOMIC:
+	case NICD_FM_SEND:
+	case NICD_FM_EVRES:
+	case NICD_FM_EVPOST:
+	case NICD_FM_EVREL:
+		break;
+	default:
+		return bad(n, host, m, "unknown type");
+	}
+	if (owner_check(n, host, m, len)) {
+		if (m->type != NICD_FM_EVPOST && m->type != NICD_FM_EVREL)
+			reply(n, host, m, ELAN_E_NO_CONTEXT);
+		return -1;
+	}
+	if (owner_run(n, e, host, m, data, &w) &&
+	    park(n, host, m, data, &w) < 0) {
+		bad(n, host, m, "too many requests waiting");
+		reply(n, host, m, ELAN_E_QUEUE);
+	}
+	return 0;
+}
+
+static void unpark(struct nicd *n, struct nicd_rpark **pp)
+{
+	struct nicd_rpark *p = *pp;
+
+	*pp = p->next;
+	n->nrpark--;
+	free(p);
+}
+
+int nicd_remote_poll(struct nicd *n, struct nicd_engine *e)
+{
+	struct nicd_rpark **pp = &n->rpark, *p;
+	int work = 0, r;
+
+	while ((p = *pp)) {
+		if (p->m.type == NICD_FM_REPLY) {
+			if (fsend(n, p->host, &p->m, NULL, 0) == NICD_PENDING) {
+				pp = &p->next;
+				continue;
+			}
+			unpark(n, pp);
+			work++;
+			continue;
+		}
+		if (p->w.kind == NICD_W_FAULT || p->w.kind == NICD_W_FAULTQ) {
+			struct nicd_wait w = p->w;
+
+			r = nicd_wait_poll(n, &p->w);
+			if (r == NICD_PENDING) {
+				pp = &p->next;
+				continue;
+			}
+			if (!r && w.kind == NICD_W_FAULT) {
+				p->w.kind = NICD_W_NONE;
+				if (++p->retries > n->max_fault_retries)
+					r = ELAN_E_REMOTE_FAULT;
+			}
+			if (r) {
+				if (p->m.type != NICD_FM_EVPOST &&
+				    p->m.type != NICD_FM_EVREL)
+					reply(n, p->host, &p->m, r);
+				unpark(n, pp);
+				work++;
+				continue;
+			}
+		}
+		if (owner_run(n, e, p->host, &p->m, p->data, &p->w)) {
+			pp = &p->next;	/* waits again */
+			continue;
+		}
+		unpark(n, pp);
+		work++;
+	}
+	return work;
+}
+
+void nicd_remote_host_down(struct nicd *n, uint32_t host)
+{
+	struct nicd_rpark **pp = &n->rpark;
+	struct nicd_rres **rp = &n->rres, *r;
+	uint32_t i, dropped = 0, freed = 0;
+	int changed = 0;
+
+	for (i = 0; i < n->nodes; i++) {
+		struct nicd_node *nd = &n->node[i];
+
+		if (!nd->remote || nd->host != host)
+			continue;
+		if (nd->rup)
+			changed = 1;
+		nd->rup = 0;
+		nd->rlink++;
+		n->nodes_up &= ~(1ull << i);
+	}
+	while (*pp) {
+		if ((*pp)->host == host) {
+			unpark(n, pp);
+			dropped++;
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+	while ((r = *rp)) {
+		if (r->host == host) {
+			*rp = r->next;
+			n->nrres--;
+			nicd_rna_event_release(n, &r->t);
+			free(r);
+			freed++;
+		} else {
+			rp = &r->next;
+		}
+	}
+	nicd_logf(n, NICD_LOG_INFO,
+		  "fabric: host %u down: its nodes are down, %u waiting requests dropped, %u event credits given back",
+		  host, dropped, freed);
+	if (changed)
+		nicd_publish_nodes_up(n);
+}
