@@ -286,49 +286,42 @@ struct elan_hw_tlbe *th_mmu_ways(struct th_ctx *c, uint32_t s)
 	       (size_t)(s % TH_MMU_SETS) * ELAN_MMU_WAYS;
 }
 
-void th_mmu_set(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable)
+/* Write the entry tagged tva | flags (a page, or a block with
+ * ELAN_MMU_HUGE): its own way, else an empty one, else evict in turn;
+ * remove, then pfn first and tag last. */
+static void mmu_write(struct th_ctx *c, uint64_t tva, uint64_t flags,
+		      uint64_t pfn, int writable)
 {
-	struct elan_hw_tlbe *set = th_mmu_ways(c, elan_mmu_set(va, TH_MMU_SETS));
-	uint64_t vpage = va & ~4095ull;
+	struct elan_hw_tlbe *set = th_mmu_ways(c, elan_mmu_set(tva, TH_MMU_SETS));
 	int w, way = -1;
 
 	for (w = 0; w < ELAN_MMU_WAYS; w++)
-		if ((set[w].tag & ~4095ull) == vpage &&
-		    (set[w].tag & (ELAN_MMU_VALID | ELAN_MMU_HUGE)) == ELAN_MMU_VALID)
+		if ((set[w].tag & ~4095ull) == tva &&
+		    (set[w].tag & (ELAN_MMU_VALID | ELAN_MMU_HUGE)) ==
+		    (ELAN_MMU_VALID | flags))
 			way = w;
 	for (w = 0; way < 0 && w < ELAN_MMU_WAYS; w++)
 		if (!(set[w].tag & ELAN_MMU_VALID))
 			way = w;
 	if (way < 0)
 		way = (int)(c->evict++ % ELAN_MMU_WAYS);
-	/* remove, then pfn first and tag last */
 	__atomic_store_n(&set[way].tag, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&set[way].pfn, pfn, __ATOMIC_RELAXED);
 	__atomic_store_n(&set[way].tag,
-			 vpage | ELAN_MMU_VALID | (writable ? ELAN_MMU_WRITE : 0),
+			 tva | flags | ELAN_MMU_VALID | (writable ? ELAN_MMU_WRITE : 0),
 			 __ATOMIC_RELEASE);
+}
+
+void th_mmu_set(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable)
+{
+	mmu_write(c, va & ~4095ull, 0, pfn, writable);
 }
 
 /* A 2 MiB entry: the block of va to the 512 frames from pfn on. */
 void th_mmu_set_huge(struct th_ctx *c, uint64_t va, uint64_t pfn, int writable)
 {
-	uint64_t block = va & ~((1ull << ELAN_MMU_HUGE_SHIFT) - 1);
-	struct elan_hw_tlbe *set = th_mmu_ways(c, elan_mmu_set(block, TH_MMU_SETS));
-	uint64_t want = block | ELAN_MMU_VALID | ELAN_MMU_HUGE;
-	int w, way = -1;
-
-	for (w = 0; w < ELAN_MMU_WAYS; w++)
-		if ((set[w].tag & ~(uint64_t)ELAN_MMU_WRITE) == want)
-			way = w;
-	for (w = 0; way < 0 && w < ELAN_MMU_WAYS; w++)
-		if (!(set[w].tag & ELAN_MMU_VALID))
-			way = w;
-	if (way < 0)
-		way = (int)(c->evict++ % ELAN_MMU_WAYS);
-	__atomic_store_n(&set[way].tag, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&set[way].pfn, pfn, __ATOMIC_RELAXED);
-	__atomic_store_n(&set[way].tag, want | (writable ? ELAN_MMU_WRITE : 0),
-			 __ATOMIC_RELEASE);
+	mmu_write(c, va & ~((1ull << ELAN_MMU_HUGE_SHIFT) - 1), ELAN_MMU_HUGE,
+		  pfn, writable);
 }
 
 void th_mmu_clear(struct th_ctx *c)
