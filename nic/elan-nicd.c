@@ -154,11 +154,11 @@ static void print_stats(void)
 			bytes += nd->ctx[j].nbytes;
 		}
 		nicd_logf(&nic, NICD_LOG_INFO,
-			  "node %u: %llu connections, %llu commands, %llu bytes, %llu faults, %llu interrupts, %llu steps over its budget (current connection)",
+			  "node %u: %llu connections, %llu commands, %llu bytes, %llu faults, %llu interrupts, %llu steps over its budget, %.3f s of NIC time (current connection)",
 			  i, (unsigned long long)srv[i].connects,
 			  (unsigned long long)cmds, (unsigned long long)bytes,
 			  (unsigned long long)nd->nfaults, (unsigned long long)nd->nirqs,
-			  (unsigned long long)nd->budget_out);
+			  (unsigned long long)nd->budget_out, nd->busy_ns / 1e9);
 	}
 	if (cfg.place)
 		nicd_logf(&nic, NICD_LOG_INFO,

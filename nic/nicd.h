@@ -175,11 +175,14 @@ struct nicd_node {
 	/* log rate limit */
 	uint64_t log_window;
 	uint32_t log_count;
-	/* fair service: first context served next step */
+	/* fair service: first context served next step, and the NIC time
+	 * (ns) the node may still take: below 0 after it overran */
 	uint32_t rr;
+	int64_t credit_ns;
 	/* statistics */
 	uint64_t nfaults, nirqs;
 	uint64_t budget_out;	/* steps that left work for the next (fairness) */
+	uint64_t busy_ns;	/* NIC time spent serving the node */
 };
 
 struct nicd_engine {
@@ -211,6 +214,8 @@ struct nicd {
 	uint32_t max_fault_retries;	/* acks OK for a page that stays missing, default 1000 */
 	uint32_t chunk_budget;		/* pages per context per step */
 	uint32_t node_budget;		/* pages per node per step (fairness) */
+	uint64_t node_ns;		/* NIC time per node per step (fairness) */
+	uint64_t serve_until;		/* ns: the served node's time runs out */
 	uint32_t sleeping;
 	uint8_t backpressure;		/* an op waits for ring space */
 	uint32_t wait_seq;		/* last nic_waiting value published */
@@ -390,6 +395,17 @@ int nicd_ev_credit(struct nicd_ctx *c);
 void nicd_post_event(struct nicd_ctx *c, const struct elan_event *ev);
 
 uint64_t nicd_now_mono(void);
+
+/*
+ * May the op being served go on in this step: pages left in its budget
+ * and time left in its node's (nicd_step)?  A budget out of time is spent.
+ */
+static inline int nicd_budget_left(struct nicd *n, uint32_t *budget)
+{
+	if (*budget && n->now() >= n->serve_until)
+		*budget = 0;
+	return *budget != 0;
+}
 void nicd_logf(struct nicd *n, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Per-node rate limited log line (about guest-caused problems). */

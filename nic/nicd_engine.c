@@ -177,7 +177,7 @@ static int op_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	if (r)
 		return r;
 	while (op->done < op->cmd.len) {
-		if (!*budget)
+		if (!nicd_budget_left(n, budget))
 			return NICD_PENDING;
 		la = op->cmd.laddr + op->done;
 		ra = op->cmd.raddr + op->done;
@@ -356,7 +356,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	int work = 0, r;
 
 	c->blocked = 0;
-	while (budget && c->state == ELAN_CTX_ACTIVE) {
+	while (nicd_budget_left(n, &budget) && c->state == ELAN_CTX_ACTIVE) {
 		if (!c->has_op) {
 			slot = elan_cmdq_slot(c->map.cmdq, c->cmd_tail);
 			if (LOAD_ACQ(&slot->seq) != elan_ring_seq(c->cmd_tail))
@@ -459,6 +459,61 @@ void nicd_doorbell(struct nicd *n, uint32_t node, uint32_t vector)
 		nicd_node_reset(n, node);
 }
 
+/*
+ * Fair service: a node is served while it has credit, node_ns of the NIC's
+ * time a step, measured, so whatever its contexts cost counts (commands,
+ * faults, MMU walks, logging), and for at most node_budget pages, however
+ * many contexts it keeps busy.  An overrun is carried into the next steps
+ * (deficit round robin): a node whose work is slow to serve gets fewer
+ * turns, not longer ones, so a guest flooding its contexts with work or
+ * garbage costs the others at most its share.  Its contexts are served
+ * from a rotating first one; where the budget ran out, the next step
+ * starts.
+ */
+static int serve_node(struct nicd *n, struct nicd_engine *e,
+		      struct nicd_node *nd)
+{
+	uint32_t left = n->node_budget, i = nd->id, j = nd->rr, k;
+	uint64_t t0, spent;
+	int work = 0;
+
+	nd->credit_ns += (int64_t)n->node_ns;
+	if (nd->credit_ns > (int64_t)n->node_ns)
+		nd->credit_ns = (int64_t)n->node_ns;
+	if (!nd->active_mask)
+		return 0;
+	if (nd->credit_ns <= 0) {
+		nd->budget_out++;
+		return 1;		/* its turn comes when the debt is paid */
+	}
+	t0 = n->now();
+	n->serve_until = t0 + (uint64_t)nd->credit_ns;
+	for (k = 0; k < ELAN_MAX_CTX; k++) {
+		j = (nd->rr + k) % ELAN_MAX_CTX;
+		if (!(nd->active_mask & (1u << j)))
+			continue;
+		if (n->n_engines > 1 &&
+		    (i * ELAN_MAX_CTX + j) % n->n_engines != e->idx)
+			continue;
+		if (!nicd_budget_left(n, &left)) {
+			nd->budget_out++;
+			work++;		/* the rest next step */
+			break;
+		}
+		work += ctx_run(n, e, &nd->ctx[j], &left);
+	}
+	nd->rr = k < ELAN_MAX_CTX ? j : (nd->rr + 1) % ELAN_MAX_CTX;
+	n->serve_until = UINT64_MAX;
+	spent = n->now() - t0;
+	nd->busy_ns += spent;
+	nd->credit_ns -= (int64_t)spent;
+	/* a debt of 10 steps at most: nicd itself preempted while serving
+	 * the node is the host's doing, not the node's */
+	if (nd->credit_ns < -10 * (int64_t)n->node_ns)
+		nd->credit_ns = -10 * (int64_t)n->node_ns;
+	return work;
+}
+
 int nicd_step(struct nicd *n, struct nicd_engine *e)
 {
 	uint64_t now = n->now();
@@ -488,36 +543,9 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 				work += nicd_ctx_sync(n, &nd->ctx[__builtin_ctz(m)]);
 		}
 	}
-	/*
-	 * Fair service: each node gets at most node_budget pages (commands,
-	 * chunks) a step, whatever number of contexts it keeps busy, so a
-	 * guest flooding all its contexts with work (or garbage) costs the
-	 * others at most one node's share.  Its contexts are served from a
-	 * rotating first one; where the budget ran out, the next step
-	 * starts.
-	 */
-	for (i = 0; i < n->nodes; i++) {
-		struct nicd_node *nd = &n->node[i];
-		uint32_t left = n->node_budget, k;
-
-		if (!nd->up)
-			continue;
-		for (k = 0; k < ELAN_MAX_CTX; k++) {
-			j = (nd->rr + k) % ELAN_MAX_CTX;
-			if (!(nd->active_mask & (1u << j)))
-				continue;
-			if (n->n_engines > 1 &&
-			    (i * ELAN_MAX_CTX + j) % n->n_engines != e->idx)
-				continue;
-			if (!left) {
-				nd->budget_out++;
-				work++;		/* the rest next step */
-				break;
-			}
-			work += ctx_run(n, e, &nd->ctx[j], &left);
-		}
-		nd->rr = k < ELAN_MAX_CTX ? j : (nd->rr + 1) % ELAN_MAX_CTX;
-	}
+	for (i = 0; i < n->nodes; i++)
+		if (n->node[i].up)
+			work += serve_node(n, e, &n->node[i]);
 	work += publish_waiting(n);
 	/* Interrupts, coalesced: one per node and vector per step. */
 	if (e->nnotify) {

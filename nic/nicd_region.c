@@ -144,6 +144,8 @@ int nicd_init(struct nicd *n, uint32_t nodes)
 	n->max_fault_retries = 1000;
 	n->chunk_budget = 64;
 	n->node_budget = 4 * n->chunk_budget;
+	n->node_ns = 100000;	/* about the copy of node_budget's pages */
+	n->serve_until = UINT64_MAX;
 	n->now = nicd_now_mono;
 	n->log = default_log;
 	n->log_level = NICD_LOG_INFO;

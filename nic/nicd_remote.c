@@ -323,7 +323,7 @@ static int remote_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		bit = 1u << i;
 		if ((op->rsent | op->racked) & bit)
 			continue;
-		if (!*budget)
+		if (!nicd_budget_left(n, budget))
 			break;
 		r = rw_issue(n, e, c, op->rbase + i);
 		if (r == NICD_PENDING)

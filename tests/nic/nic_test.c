@@ -328,12 +328,22 @@ static int t_atomic_cpu_race(void)
 
 /* ------------------------------------------------------------ sends */
 
+/* NIC_TEST_UNFAIR=1: a NIC without the node budgets, which must fail the
+ * fair service checks. */
+static void unfair(struct th *t)
+{
+	if (getenv("NIC_TEST_UNFAIR")) {
+		t->n.node_budget = UINT32_MAX;
+		t->n.node_ns = UINT64_MAX >> 2;
+	}
+}
+
 /*
  * Fair service: node 0 keeps 16 contexts busy with 256 KiB puts, node 1
  * does 4 KiB puts one at a time.  Each of node 1's ops takes a step, and
  * what the NIC moves for node 0 in that step is what node 1 waits for:
  * at most node_budget pages, however many contexts node 0 floods.
- * NIC_TEST_UNFAIR=1 lifts the node budget, and the check must fail then.
+ * NIC_TEST_UNFAIR=1 lifts the node budgets, and the check must fail then.
  */
 static int t_fair_nodes(void)
 {
@@ -347,8 +357,7 @@ static int t_fair_nodes(void)
 	int i, done = 0, posted = 0;
 
 	CHECK(th_init(&t, 2, 64 * MiB) == 0, "init");
-	if (getenv("NIC_TEST_UNFAIR"))
-		t.n.node_budget = UINT32_MAX;
+	unfair(&t);
 	for (i = 0; i < FLOODERS; i++) {
 		f[i] = th_attach(&t, 0, (uint32_t)i, 21, 2 * LEN / 4096);
 		CHECK(f[i], "attach flooder %d", i);
@@ -386,11 +395,93 @@ static int t_fair_nodes(void)
 		flood += t.n.node[0].ctx[i].nbytes;
 	per_op = flood / OPS;
 	printf("# victim: %d ops in %ld steps; node 0 moved %llu KiB per victim op (budget %u pages a step), over budget %llu times\n",
-	       OPS, steps, (unsigned long long)(per_op >> 10), t.n.node_budget,
+	       OPS, steps, (unsigned long long)(per_op >> 10), 4 * 64,
 	       (unsigned long long)t.n.node[0].budget_out);
 	CHECK(steps <= OPS + 1 && per_op <= (uint64_t)(4 * 64) * 4096 + LEN,
 	      "node 0 took more than its share: %llu KiB per victim op in %ld steps",
 	      (unsigned long long)(per_op >> 10), steps);
+	th_fini(&t);
+	return 0;
+}
+
+/*
+ * Fair service in time: node 0's chunks are slow to serve (the hook spins
+ * SLOW_US in each, as faults, MMU walks or logging would cost), node 1
+ * does 4 KiB puts one at a time.  Node 0 may take node_ns of the NIC's
+ * time a step, its overruns repaid in later steps: over the run it takes
+ * about node_ns per victim op, where a page budget alone gives it its
+ * 256 pages (slow chunks of 1 to 16 pages) a step.  NIC_TEST_UNFAIR=1
+ * lifts the node budgets, and the check must fail then.
+ */
+enum { SLOW_US = 30 };
+
+static void slow_node0(struct nicd *n, struct nicd_engine *e, uint32_t node,
+		       int write, void *arg)
+{
+	uint64_t t0 = nicd_now_mono();
+
+	(void)n, (void)e, (void)write, (void)arg;
+	if (node == 0)
+		while (nicd_now_mono() - t0 < SLOW_US * 1000ull)
+			;
+}
+
+static int t_fair_time(void)
+{
+	enum { FLOODERS = 4, OPS = 200, LEN = 256 << 10 };
+	struct th t;
+	struct th_ctx *f[FLOODERS], *v;
+	struct elan_event ev;
+	struct elan_cmd cmd;
+	uint64_t per_op, node_ns;
+	long steps = 0;
+	int i, done = 0, posted = 0;
+
+	CHECK(th_init(&t, 2, 64 * MiB) == 0, "init");
+	node_ns = t.n.node_ns;
+	unfair(&t);
+	t.e.chunk_hook = slow_node0;
+	for (i = 0; i < FLOODERS; i++) {
+		f[i] = th_attach(&t, 0, (uint32_t)i, 21, 2 * LEN / 4096);
+		CHECK(f[i], "attach flooder %d", i);
+		th_preload(f[i], th_va(f[i], 0), 2 * LEN);
+	}
+	v = th_attach(&t, 1, 3, 22, 4);
+	CHECK(v, "attach victim");
+	th_preload(v, th_va(v, 0), 4 * 4096);
+	while (done < OPS) {
+		for (i = 0; i < FLOODERS; i++) {	/* keep every queue full */
+			struct th_ctx *c = f[i];
+
+			while (th_poll_ev(c, &ev))
+				CHECK(ev.status == 0, "flooder put: %d", ev.status);
+			cmd = th_cmd(ELAN_OP_PUT, th_addr(c), th_va(c, 0),
+				     th_va(c, LEN), LEN);
+			while (th_post(c, &cmd) == 0)
+				;
+		}
+		if (posted == done) {
+			cmd = th_cmd(ELAN_OP_PUT, th_addr(v), th_va(v, 0),
+				     th_va(v, 8192), 4096);
+			CHECK(th_post(v, &cmd) == 0, "victim post");
+			posted++;
+		}
+		th_run(&t);
+		steps++;
+		if (th_poll_ev(v, &ev)) {
+			CHECK(ev.status == 0, "victim put: %d", ev.status);
+			done++;
+		}
+		CHECK(steps < 100000, "victim stuck: %d of %d ops", done, OPS);
+	}
+	per_op = t.n.node[0].busy_ns / OPS;
+	printf("# victim: %d ops in %ld steps; node 0 took %llu us of NIC time per victim op (budget %llu us a step), over budget %llu times\n",
+	       OPS, steps, (unsigned long long)(per_op / 1000),
+	       (unsigned long long)(node_ns / 1000),
+	       (unsigned long long)t.n.node[0].budget_out);
+	CHECK(steps <= OPS + 1 && per_op <= node_ns * 3 / 2,
+	      "node 0 took more than its share: %llu us per victim op in %ld steps",
+	      (unsigned long long)(per_op / 1000), steps);
 	th_fini(&t);
 	return 0;
 }
@@ -1978,6 +2069,7 @@ static const struct {
 	{ "NIC atomics race CPU atomics (engine thread)", t_atomic_cpu_race },
 	{ "send flood, slow receiver", t_send_flood },
 	{ "fair service: a node flooding 16 contexts", t_fair_nodes },
+	{ "fair service in time: a node slow to serve", t_fair_time },
 	{ "fault: miss, ack, retry; error acks", t_fault_cycle },
 	{ "fault requests for one page are shared", t_fault_shared },
 	{ "fault timeout, others progress; bad fault_head", t_fault_timeout },
