@@ -406,6 +406,7 @@ static inline int nicd_budget_left(struct nicd *n, uint32_t *budget)
 		*budget = 0;
 	return *budget != 0;
 }
+
 void nicd_logf(struct nicd *n, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Per-node rate limited log line (about guest-caused problems). */
