@@ -26,23 +26,22 @@
 #include <string.h>
 #include "harness.h"
 #include "fuzz_input.h"
+#include "fuzz_honest.h"
 
 static struct th t;
 
-#define HONEST_CAP	0x5eed5eed5eedull
 #define PEER_CAP	0x77ull		/* a job the peer's nodes share */
 #define RC_CAP		0x99ull		/* our initiator's job */
-#define HPAGES		8
-#define HLEN		(HPAGES * 4096u)
-#define ROUND_STEPS	200000
 #define PEER		1u		/* host index of node 2's owner */
 
-static const struct { uint32_t node, idx; } honest[] = { { 0, 1 }, { 1, 4 } };
+static const struct honest_spec honest[] = { { 0, 1 }, { 1, 4 } };
 #define NHONEST 2
-static struct th_ctx *hc[NHONEST], *shared, *rc;
-static uint8_t expect[NHONEST][HLEN];
+static void step(void);
+static void die(const char *what);
+static struct honest h = { .t = &t, .step = step, .die = die };
+static struct th_ctx *shared, *rc;
 static uint8_t rc_expect[HLEN];		/* rc's memory outside its op */
-static uint32_t round_no, rc_posted, rc_events;
+static uint32_t rc_posted, rc_events;
 static uint64_t rc_lo, rc_hi;		/* bytes rc's ops may write */
 
 /* The fake transport: what our side sent, the last ones kept. */
@@ -53,7 +52,7 @@ static int link_mode;			/* 0 up, 1 busy, 2 down */
 
 static void die(const char *what)
 {
-	fprintf(stderr, "peer protocol: %s (round %u)\n", what, round_no);
+	fprintf(stderr, "peer protocol: %s (round %u)\n", what, h.round);
 	if (t.loglen)
 		fprintf(stderr, "nicd log:\n%s", t.log);
 	abort();
@@ -77,15 +76,6 @@ static int fake_send(void *arg, uint32_t host, const struct nicd_fmsg *m,
 
 static const struct nicd_fabric_ops fake_ops = { .send = fake_send };
 
-static void pattern(uint32_t k)
-{
-	uint32_t i;
-
-	for (i = 0; i < HLEN; i++)
-		expect[k][i] = (uint8_t)(0x40 + k * 31 + i * 7);
-	th_write_mem(hc[k], th_va(hc[k], 0), expect[k], HLEN);
-}
-
 /* The peer says node 2 is up (epoch 5) or not. */
 static void peer_state(int up, uint32_t epoch)
 {
@@ -101,7 +91,7 @@ static void peer_state(int up, uint32_t epoch)
 
 static void reset(void)
 {
-	uint32_t i, k;
+	uint32_t i;
 
 	t.loglen = 0;
 	t.log[0] = 0;
@@ -110,13 +100,7 @@ static void reset(void)
 		t.node[i].fault_mode = TH_FAULT_SERVE;
 		th_node_reconnect(&t, i);
 	}
-	for (k = 0; k < NHONEST; k++) {
-		hc[k] = th_attach(&t, honest[k].node, honest[k].idx, HONEST_CAP,
-				  HPAGES);
-		if (!hc[k])
-			die("cannot attach an honest context");
-		pattern(k);
-	}
+	honest_attach(&h, honest, NHONEST);
 	shared = th_attach(&t, 1, 7, PEER_CAP, HPAGES);
 	rc = th_attach(&t, 0, 2, RC_CAP, HPAGES);
 	if (!shared || !rc)
@@ -143,78 +127,6 @@ static void step(void)
 	for (i = 0; i < t.nnodes; i++)
 		if (t.n.node[i].up && t.n.node[i].br_depth[0])
 			die("a bracket left open after a step");
-}
-
-static void honest_op(uint32_t k, struct elan_cmd *cmd, const char *what)
-{
-	struct elan_event ev;
-	char msg[160];
-	long i;
-
-	cmd->cookie = ++round_no;
-	if (th_post(hc[k], cmd) < 0)
-		die("honest command queue full");
-	for (i = 0; i < ROUND_STEPS && !th_poll_ev(hc[k], &ev); i++)
-		step();
-	if (i == ROUND_STEPS) {
-		snprintf(msg, sizeof(msg), "%s: no completion", what);
-		die(msg);
-	}
-	if (ev.status != ELAN_OK || ev.cookie != cmd->cookie) {
-		snprintf(msg, sizeof(msg), "%s: ended in %s", what,
-			 nicd_status_name(ev.status));
-		die(msg);
-	}
-}
-
-/* Honest traffic between nodes 0 and 1, checked. */
-static void honest_round(uint32_t salt)
-{
-	uint32_t a = salt % NHONEST, b = (salt + 1) % NHONEST;
-	uint32_t off = (salt * 4093) % (HLEN / 2), len = 1 + salt % (HLEN / 2);
-	struct elan_recv_hdr h;
-	uint8_t buf[ELAN_RECV_SLOT];
-	struct elan_cmd cmd;
-	struct elan_event ev;
-	uint64_t old;
-	uint32_t k, i;
-	long s;
-
-	cmd = th_cmd(ELAN_OP_PUT, th_addr(hc[b]), th_va(hc[a], off),
-		     th_va(hc[b], off), len);
-	honest_op(a, &cmd, "honest put");
-	memcpy(&expect[b][off], &expect[a][off], len);
-	cmd = th_cmd(ELAN_OP_GET, th_addr(hc[b]), th_va(hc[a], HLEN / 2),
-		     th_va(hc[b], off), len / 2 + 1);
-	honest_op(a, &cmd, "honest get");
-	memcpy(&expect[a][HLEN / 2], &expect[b][off], len / 2 + 1);
-	cmd = th_cmd(ELAN_OP_ATOMIC, th_addr(hc[b]), th_va(hc[a], 8),
-		     th_va(hc[b], 0), 8);
-	cmd.aop = ELAN_AOP_ADD;
-	cmd.flags = ELAN_CMDF_FETCH;
-	cmd.operand = salt | 1;
-	honest_op(a, &cmd, "honest fetch-add");
-	memcpy(&old, &expect[b][0], 8);
-	memcpy(&expect[a][8], &old, 8);
-	old += salt | 1;
-	memcpy(&expect[b][0], &old, 8);
-	cmd = th_cmd(ELAN_OP_SEND, th_addr(hc[b]), th_va(hc[a], 16), 0,
-		     salt % (ELAN_SEND_MAX + 1));
-	cmd.tag = salt;
-	honest_op(a, &cmd, "honest send");
-	for (s = 0; s < ROUND_STEPS && !th_poll_recv(hc[b], &h, buf); s++)
-		step();
-	if (s == ROUND_STEPS || h.tag != salt || h.len != cmd.len ||
-	    memcmp(buf, &expect[a][16], h.len))
-		die("honest send: not received whole");
-	while (th_poll_ev(hc[b], &ev))
-		;
-	for (k = 0; k < NHONEST; k++)
-		if (th_cmp_mem(hc[k], th_va(hc[k], 0), expect[k], HLEN))
-			die("honest memory changed");
-	for (i = 0; i < t.nnodes; i++)
-		if (!th_guards_ok(&t, i))
-			die("a write outside guest RAM");
 }
 
 /* ------------------------------------------------------------ the peer */
@@ -407,7 +319,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		inited = 1;
 	}
 	reset();
-	honest_round(0);
+	honest_round(&h, 0);
 	while (in.n && actions++ < 200) {
 		switch (take(&in, 1) % 10) {
 		case 0: case 1: case 2: peer_request(&in); break;
@@ -430,12 +342,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc_check();
 			break;
 		default:
-			honest_round((uint32_t)take(&in, 2));
+			honest_round(&h, (uint32_t)take(&in, 2));
 			break;
 		}
 	}
 	link_mode = 0;
 	link_down_check();
-	honest_round(round_no);
+	honest_round(&h, h.round);
 	return 0;
 }
