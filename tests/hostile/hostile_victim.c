@@ -283,10 +283,12 @@ static void pause_if_asked(const struct peer *p)
 	snprintf(fname, sizeof(fname), "pause.%s", name);
 	if (!h_file_exists(dir, fname))
 		return;
-	snprintf(fname, sizeof(fname), "%s/pause.%s", dir, name);
-	unlink(fname);
+	/* said (and flushed) before the file goes: the stage reads both */
 	printf("victim %s: pausing %d s before a send to %s\n", name,
 	       PAUSE_SECS, p->name);
+	fflush(stdout);
+	snprintf(fname, sizeof(fname), "%s/pause.%s", dir, name);
+	unlink(fname);
 	sleep(PAUSE_SECS);
 }
 
