@@ -175,10 +175,8 @@ struct nicd_node {
 	/* log rate limit */
 	uint64_t log_window;
 	uint32_t log_count;
-	/* fair service: first context served next step, and the NIC time
-	 * (ns) the node may still take: below 0 after it overran */
+	/* fair service: first context served next step */
 	uint32_t rr;
-	int64_t credit_ns;
 	/* statistics */
 	uint64_t nfaults, nirqs;
 	uint64_t budget_out;	/* steps that left work for the next (fairness) */

@@ -460,34 +460,27 @@ void nicd_doorbell(struct nicd *n, uint32_t node, uint32_t vector)
 }
 
 /*
- * Fair service: a node is served while it has credit, node_ns of the NIC's
- * time a step, measured, so whatever its contexts cost counts (commands,
- * faults, MMU walks, logging), and for at most node_budget pages, however
- * many contexts it keeps busy.  An overrun is carried into the next steps
- * (deficit round robin): a node whose work is slow to serve gets fewer
- * turns, not longer ones, so a guest flooding its contexts with work or
- * garbage costs the others at most its share.  Its contexts are served
- * from a rotating first one; where the budget ran out, the next step
- * starts.
+ * Fair service: a node's turn in a step lasts until it has had node_ns of
+ * the NIC's time, measured, so whatever its contexts cost counts
+ * (commands, faults, MMU walks, logging), or node_budget pages, however
+ * many contexts it keeps busy: the time is checked before every command
+ * and chunk, so a turn overruns by one of them at most.  An overrun is
+ * not carried into the next turns: the clock also runs while the host
+ * preempts nicd, which is no node's doing (a debt would make the node
+ * that happened to be served then wait).  Its contexts are served from a
+ * rotating first one; where the turn ended, the next begins.
  */
 static int serve_node(struct nicd *n, struct nicd_engine *e,
 		      struct nicd_node *nd)
 {
 	uint32_t left = n->node_budget, i = nd->id, j = nd->rr, k;
-	uint64_t t0, spent;
+	uint64_t t0;
 	int work = 0;
 
-	nd->credit_ns += (int64_t)n->node_ns;
-	if (nd->credit_ns > (int64_t)n->node_ns)
-		nd->credit_ns = (int64_t)n->node_ns;
 	if (!nd->active_mask)
 		return 0;
-	if (nd->credit_ns <= 0) {
-		nd->budget_out++;
-		return 1;		/* its turn comes when the debt is paid */
-	}
 	t0 = n->now();
-	n->serve_until = t0 + (uint64_t)nd->credit_ns;
+	n->serve_until = t0 + n->node_ns;
 	for (k = 0; k < ELAN_MAX_CTX; k++) {
 		j = (nd->rr + k) % ELAN_MAX_CTX;
 		if (!(nd->active_mask & (1u << j)))
@@ -504,13 +497,7 @@ static int serve_node(struct nicd *n, struct nicd_engine *e,
 	}
 	nd->rr = k < ELAN_MAX_CTX ? j : (nd->rr + 1) % ELAN_MAX_CTX;
 	n->serve_until = UINT64_MAX;
-	spent = n->now() - t0;
-	nd->busy_ns += spent;
-	nd->credit_ns -= (int64_t)spent;
-	/* a debt of 10 steps at most: nicd itself preempted while serving
-	 * the node is the host's doing, not the node's */
-	if (nd->credit_ns < -10 * (int64_t)n->node_ns)
-		nd->credit_ns = -10 * (int64_t)n->node_ns;
+	nd->busy_ns += n->now() - t0;
 	return work;
 }
 
