@@ -214,6 +214,7 @@ struct nicd {
 	uint32_t node_budget;		/* pages per node per step (fairness) */
 	uint64_t node_ns;		/* NIC time per node per step (fairness) */
 	uint64_t serve_until;		/* ns: the served node's time runs out */
+	uint8_t turn_used;		/* the turn moved a command or chunk */
 	uint32_t sleeping;
 	uint8_t backpressure;		/* an op waits for ring space */
 	uint32_t wait_seq;		/* last nic_waiting value published */
@@ -396,13 +397,23 @@ uint64_t nicd_now_mono(void);
 
 /*
  * May the op being served go on in this step: pages left in its budget
- * and time left in its node's (nicd_step)?  A budget out of time is spent.
+ * and time left in its node's turn (nicd_step)?  A budget out of time is
+ * spent.  The turn's first command or chunk always goes: a turn the host
+ * preempted nicd in, or a clock that jumps, still moves the node on.
  */
 static inline int nicd_budget_left(struct nicd *n, uint32_t *budget)
 {
-	if (*budget && n->now() >= n->serve_until)
+	if (*budget && n->turn_used && n->now() >= n->serve_until)
 		*budget = 0;
 	return *budget != 0;
+}
+
+/* Pages or commands done: taken from the budget, and the turn has moved. */
+static inline void nicd_budget_use(struct nicd *n, uint32_t *budget,
+				   uint32_t used)
+{
+	*budget = *budget > used ? *budget - used : 0;
+	n->turn_used = 1;
 }
 
 void nicd_logf(struct nicd *n, int level, const char *fmt, ...)

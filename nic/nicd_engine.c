@@ -202,7 +202,7 @@ static int op_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		op->done += cn;
 		c->nbytes += cn;
 		pages = (cn + NICD_PAGE - 1) / NICD_PAGE;
-		*budget = *budget > pages ? *budget - pages : 0;
+		nicd_budget_use(n, budget, pages);
 		progress(op);
 	}
 	return remote_event(n, e, c);
@@ -244,7 +244,7 @@ static int op_atomic(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	nicd_bracket_close(nd, e->idx);
 	if (r)
 		return r;
-	(*budget)--;
+	nicd_budget_use(n, budget, 1);
 	progress(op);
 	return remote_event(n, e, c);
 }
@@ -288,7 +288,7 @@ static int op_send(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		return r;
 	op->done = len;
 	c->nbytes += len;
-	(*budget)--;
+	nicd_budget_use(n, budget, 1);
 	progress(op);
 	return 0;
 }
@@ -383,7 +383,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 			nicd_trace(n, 'C', c->nd->id, c->idx, c->op.cmd.op,
 				   c->op.cmd.len);
 			work++;
-			budget--;
+			nicd_budget_use(n, &budget, 1);
 			r = nicd_validate_cmd(n, &c->op.cmd);
 			if (r) {
 				nicd_node_logf(n, c->nd, NICD_LOG_DEBUG,
@@ -481,6 +481,7 @@ static int serve_node(struct nicd *n, struct nicd_engine *e,
 		return 0;
 	t0 = n->now();
 	n->serve_until = t0 + n->node_ns;
+	n->turn_used = 0;
 	for (k = 0; k < ELAN_MAX_CTX; k++) {
 		j = (nd->rr + k) % ELAN_MAX_CTX;
 		if (!(nd->active_mask & (1u << j)))

@@ -333,7 +333,7 @@ static int remote_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 			break;
 		}
 		op->rsent |= bit;
-		(*budget)--;
+		nicd_budget_use(n, budget, 1);
 	}
 	if (r != NICD_PENDING)
 		op->w.kind = NICD_W_REMOTE;
@@ -384,7 +384,7 @@ static int remote_atomic(struct nicd *n, struct nicd_engine *e,
 	r = remote_evpost(n, c);
 	if (r)
 		return r;
-	(*budget)--;
+	nicd_budget_use(n, budget, 1);
 	return 0;
 }
 
@@ -405,7 +405,7 @@ static int remote_send(struct nicd *n, struct nicd_engine *e,
 			       op->rstatus;
 		op->done = len;
 		c->nbytes += len;
-		(*budget)--;
+		nicd_budget_use(n, budget, 1);
 		return 0;
 	}
 	nicd_bracket_open(c->nd, e->idx, c->idx);
