@@ -464,7 +464,8 @@ void nicd_doorbell(struct nicd *n, uint32_t node, uint32_t vector)
  * the NIC's time, measured, so whatever its contexts cost counts
  * (commands, faults, MMU walks, logging), or node_budget pages, however
  * many contexts it keeps busy: the time is checked before every command
- * and chunk, so a turn overruns by one of them at most.  An overrun is
+ * and chunk but the turn's first (nicd_budget_left), so a turn overruns
+ * by one of them at most and always moves the node on.  An overrun is
  * not carried into the next turns: the clock also runs while the host
  * preempts nicd, which is no node's doing (a debt would make the node
  * that happened to be served then wait).  Its contexts are served from a
