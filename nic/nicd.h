@@ -397,15 +397,14 @@ uint64_t nicd_now_mono(void);
 
 /*
  * May the op being served go on in this step: pages left in its budget
- * and time left in its node's turn (nicd_step)?  A budget out of time is
- * spent.  The turn's first command or chunk always goes: a turn the host
- * preempted nicd in, or a clock that jumps, still moves the node on.
+ * and time left in its node's turn (nicd_step)?  The turn's first command
+ * or chunk always goes: a turn the host preempted nicd in, or a clock
+ * that jumps, still moves the node on.  The budget is left as it is, so
+ * what a turn used is what it counts.
  */
-static inline int nicd_budget_left(struct nicd *n, uint32_t *budget)
+static inline int nicd_budget_left(struct nicd *n, const uint32_t *budget)
 {
-	if (*budget && n->turn_used && n->now() >= n->serve_until)
-		*budget = 0;
-	return *budget != 0;
+	return *budget && !(n->turn_used && n->now() >= n->serve_until);
 }
 
 /* Pages or commands done: taken from the budget, and the turn has moved. */
