@@ -108,8 +108,9 @@ static const struct nicd_fabric_ops fab_ops = { .send = fab_send };
  * Broken on purpose, for the tests only (nic/elan-nicd-broken, never
  * installed): ELAN_NICD_BROKEN=nodedown leaves a lost host's nodes up
  * (its link goes, nicd_remote_host_down() is never called), =heartbeat
- * never ends a link for silence (only a UCX error ends it).  The checks
- * of tests/nic/fabric_test and tests/hosts must fail on them.
+ * never ends a link for silence (only a UCX error ends it), =norejoin
+ * never dials a host again once its first link went.  The checks of
+ * tests/nic/fabric_test and tests/hosts must fail on them.
  */
 static int broken(const char *what)
 {
@@ -809,12 +810,13 @@ int fabric_init(struct nicd *n, const struct fab_table *t, const char *self,
 	}
 	n->fabric = &fab_ops;
 	n->fabric_arg = NULL;
-	if (broken("nodedown") || broken("heartbeat"))
+	if (broken("nodedown") || broken("heartbeat") || broken("norejoin"))
 		nicd_logf(n, NICD_LOG_WARN,
 			  "fabric: BROKEN ON PURPOSE (ELAN_NICD_BROKEN=%s): %s",
 			  getenv("ELAN_NICD_BROKEN"),
-			  broken("nodedown") ? "a lost host's nodes are never marked down"
-					     : "a silent host is never declared down");
+			  broken("nodedown") ? "a lost host's nodes are never marked down" :
+			  broken("heartbeat") ? "a silent host is never declared down" :
+			  "a lost link is never dialed again");
 	nicd_logf(n, NICD_LOG_INFO,
 		  "fabric: host %s (%u of %u), listening on %s:%u, nodes %#" PRIx64 ", link timeout %" PRIu64 " ms",
 		  self, F.self, t->nhosts, t->host[F.self].addr,
@@ -871,7 +873,8 @@ static int watch_links(uint64_t now)
 					work++;
 				}
 			}
-		} else if (i > F.self && !h->dial && now >= h->next_try) {
+		} else if (i > F.self && !h->dial && now >= h->next_try &&
+			   !(broken("norejoin") && h->links)) {
 			dial(i, now);
 		}
 	}
