@@ -103,6 +103,29 @@ static int fab_send(void *arg, uint32_t host, const struct nicd_fmsg *m,
 		    const struct iovec *iov, int iovcnt);
 static const struct nicd_fabric_ops fab_ops = { .send = fab_send };
 
+#ifdef NICD_BROKEN_FABRIC
+/*
+ * Broken on purpose, for the tests only (nic/elan-nicd-broken, never
+ * installed): ELAN_NICD_BROKEN=nodedown leaves a lost host's nodes up
+ * (its link goes, nicd_remote_host_down() is never called), =heartbeat
+ * never ends a link for silence (only a UCX error ends it), =norejoin
+ * never dials a host again once its first link went.  The checks of
+ * tests/nic/fabric_test and tests/hosts must fail on them.
+ */
+static int broken(const char *what)
+{
+	const char *b = getenv("ELAN_NICD_BROKEN");
+
+	return b && !strcmp(b, what);
+}
+#else
+static int broken(const char *what)
+{
+	(void)what;
+	return 0;
+}
+#endif
+
 /* ------------------------------------------------------------ the table */
 
 static int parse_nodes(const char *s, uint64_t *mask)
@@ -368,7 +391,8 @@ static void link_up(struct fab_conn *c)
 
 	if (h->link && h->link != c) {
 		conn_dead(h->link, "replaced by a new link");
-		nicd_remote_host_down(F.n, (uint32_t)c->host);
+		if (!broken("nodedown"))
+			nicd_remote_host_down(F.n, (uint32_t)c->host);
 		h->link = NULL;
 	}
 	if (!c->client)
@@ -408,7 +432,8 @@ static void reap(void)
 				nicd_logf(F.n, NICD_LOG_WARN,
 					  "fabric: host %s (%u): down (%s)",
 					  F.t.host[c->host].name, c->host, c->why);
-				nicd_remote_host_down(F.n, (uint32_t)c->host);
+				if (!broken("nodedown"))
+					nicd_remote_host_down(F.n, (uint32_t)c->host);
 			} else if (c->why[0]) {
 				nicd_logf(F.n, NICD_LOG_INFO,
 					  "fabric: host %s (%u): connection dropped (%s)",
@@ -785,6 +810,13 @@ int fabric_init(struct nicd *n, const struct fab_table *t, const char *self,
 	}
 	n->fabric = &fab_ops;
 	n->fabric_arg = NULL;
+	if (broken("nodedown") || broken("heartbeat") || broken("norejoin"))
+		nicd_logf(n, NICD_LOG_WARN,
+			  "fabric: BROKEN ON PURPOSE (ELAN_NICD_BROKEN=%s): %s",
+			  getenv("ELAN_NICD_BROKEN"),
+			  broken("nodedown") ? "a lost host's nodes are never marked down" :
+			  broken("heartbeat") ? "a silent host is never declared down" :
+			  "a lost link is never dialed again");
 	nicd_logf(n, NICD_LOG_INFO,
 		  "fabric: host %s (%u of %u), listening on %s:%u, nodes %#" PRIx64 ", link timeout %" PRIu64 " ms",
 		  self, F.self, t->nhosts, t->host[F.self].addr,
@@ -820,7 +852,8 @@ static int watch_links(uint64_t now)
 		if (i == F.self)
 			continue;
 		if (h->link) {
-			if (since(now, h->last_rx) > F.timeout_ns) {
+			if (since(now, h->last_rx) > F.timeout_ns &&
+			    !broken("heartbeat")) {
 				char why[64];
 
 				snprintf(why, sizeof(why), "silent for %.1f s",
@@ -840,7 +873,8 @@ static int watch_links(uint64_t now)
 					work++;
 				}
 			}
-		} else if (i > F.self && !h->dial && now >= h->next_try) {
+		} else if (i > F.self && !h->dial && now >= h->next_try &&
+			   !(broken("norejoin") && h->links)) {
 			dial(i, now);
 		}
 	}

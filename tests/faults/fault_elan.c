@@ -23,9 +23,11 @@
  *	flight ends in TARGET_GONE, NO_CONTEXT or REMOTE_FAULT), "node" (its
  *	node killed: NODE_DOWN) or "nic" (our own NIC killed: no more events,
  *	the context fails with NODE_DOWN, posting and elan_open fail).
- *	Every op in flight must end, in a named error, within 60 s of the
- *	first error; a get that ended early must hold the source's bytes up
- *	to the length the event reports and nothing after them; later ops
+ *	The first error is printed at once ("first error: STATUS"), the
+ *	moment a stage times the loss by.  Every op in flight must end, in
+ *	a named error, within 60 s of the first error; a get that ended
+ *	early must hold the source's bytes up to the length the event
+ *	reports and nothing after them; later ops
  *	to the lost target must fail the same way.  -b: then meet a
  *	bystander on the lost target's node (below), posting puts to the
  *	dead process's addresses while it fills its memory.  -v: print
@@ -467,6 +469,12 @@ static void complete(struct init_state *s, const struct elan_event *ev)
 		return;
 	s->errors++;
 	s->err_count[ev->status < ELAN_STATUS_MAX ? ev->status : ELAN_STATUS_MAX]++;
+	/* at once: a stage times the loss by this line (tests/hosts) */
+	if (s->errors == 1 && s->lose) {
+		printf("%s initiator: first error: %s after %" PRIu64 " ops\n",
+		       g_name, status_name(ev->status), s->done);
+		fflush(stdout);
+	}
 	if (!s->lose || !expected_loss(s->lose, ev->status))
 		fail(s, "%s at %#" PRIx64 " ended in %s (%s)",
 		     o->is_get ? "get" : "put", o->off, status_name(ev->status),

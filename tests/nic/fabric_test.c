@@ -11,8 +11,13 @@
  * faults served at both ends; protection errors; latency and bandwidth
  * across hosts beside the same figures within one; a peer SIGKILLed with
  * ops in flight (each ends in exactly one NODE_DOWN event, within the
- * bound); an impostor without the fabric key refused; the peer rejoining
- * without the other restarting; SIGTERM.
+ * bound); the link cut (the peer SIGSTOPped: silent, found by the
+ * heartbeats; SIGCONT: linked again); an impostor without the fabric key
+ * refused; the peer rejoining without the other restarting; SIGTERM.
+ *
+ * With the broken nicd (nic/elan-nicd-broken, ELAN_NICD_BROKEN=nodedown,
+ * heartbeat or norejoin in the environment) the link cut must fail; with
+ * nodedown the SIGKILL too, with norejoin the restart.
  *
  *   tests/nic/fabric_test PATH-TO-elan-nicd
  *
@@ -664,6 +669,88 @@ static int test_figures(void)
 }
 
 /*
+ * The link cut: h1 SIGSTOPped (its process and sockets stay, it only
+ * falls silent, as a host whose cable is pulled or that hangs) with two
+ * long ops in flight from node 0: h0 must declare it down by the missing
+ * heartbeats, each op ending in exactly one NODE_DOWN within the bound;
+ * h0's own traffic goes on.  Then SIGCONT: h1 finds the link gone, both
+ * link again without either restarting, transfers both ways.
+ */
+static int test_peer_stopped(double *down_s, double *back_s)
+{
+	struct elan_cmd put, get;
+	struct elan_event ev0, ev1, extra;
+	double t0, t_a = -1, t_a1 = -1;
+	int got0 = 0, got1 = 0, r = 0;
+
+	put = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 4 << 20);
+	get = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a1, 0), th_va(b, 0), 4 << 20);
+	CHECK(post(a, &put) == 0 && post(a1, &get) == 0, "post");
+	for (t0 = now_s(); now_s() - t0 < 0.003;)
+		drivers();	/* let them start */
+	t0 = now_s();
+	kill(nicd_pid[1], SIGSTOP);
+	/* the bound and a second more, then h1 goes on whatever happened */
+	while (now_s() - t0 < DOWN_BOUND_S + 1 && (!got0 || !got1)) {
+		if (!got0 && th_poll_ev(a, &ev0)) {
+			got0 = 1;
+			t_a = now_s() - t0;
+		}
+		if (!got1 && th_poll_ev(a1, &ev1)) {
+			got1 = 1;
+			t_a1 = now_s() - t0;
+		}
+		drivers();
+	}
+	if (got0 && got1)
+		*down_s = t_a > t_a1 ? t_a : t_a1;
+	if (!got0 || !got1)
+		snprintf(why, sizeof(why),
+			 "ops in flight without an event %.1f s after h1 fell silent (put %d, get %d)",
+			 DOWN_BOUND_S + 1, got0, got1), r = 1;
+	else if (*down_s >= DOWN_BOUND_S)
+		snprintf(why, sizeof(why), "NODE_DOWN after %.2f s (bound %.1f s)",
+			 *down_s, DOWN_BOUND_S), r = 1;
+	else if (!((ev0.status == ELAN_E_NODE_DOWN && ev0.len < (4u << 20)) ||
+		   (ev0.status == 0 && ev0.len == (4u << 20))) ||
+		 !((ev1.status == ELAN_E_NODE_DOWN && ev1.len < (4u << 20)) ||
+		   (ev1.status == 0 && ev1.len == (4u << 20))) ||
+		 !(ev0.status || ev1.status))
+		snprintf(why, sizeof(why), "put: %s, len %u; get: %s, len %u",
+			 nicd_status_name(ev0.status), ev0.len,
+			 nicd_status_name(ev1.status), ev1.len), r = 1;
+	else if (wait_nodes_up(0, 0x3, 0.5))
+		snprintf(why, sizeof(why), "node 0 still sees nodes_up %#llx",
+			 (unsigned long long)g[0].hdr->nodes_up), r = 1;
+	else if (xfer_check(a, c1, 100000, 1, 2, 4))
+		r = 1;		/* h0's own nodes go on */
+	t0 = now_s();
+	kill(nicd_pid[1], SIGCONT);
+	if (r) {
+		/* the ops end once h1 is back (or never): take their events */
+		for (double t1 = now_s(); now_s() - t1 < 3 && (!got0 || !got1);) {
+			got0 |= th_poll_ev(a, &ev0);
+			got1 |= th_poll_ev(a1, &ev1);
+			drivers();
+		}
+		wait_nodes_up(0, 0xf, 5);
+		return 1;
+	}
+	CHECK(!th_poll_ev(a, &extra) && !th_poll_ev(a1, &extra),
+	      "a second event for an op in flight");
+	CHECK(wait_nodes_up(0, 0xf, 10) == 0 && wait_nodes_up(2, 0xf, 10) == 0,
+	      "not linked again after SIGCONT: nodes_up %#llx at node 0, %#llx at node 2",
+	      (unsigned long long)g[0].hdr->nodes_up,
+	      (unsigned long long)g[2].hdr->nodes_up);
+	*back_s = now_s() - t0;
+	CHECK(!th_poll_ev(a, &extra) && !th_poll_ev(a1, &extra),
+	      "an event for an op that had ended");
+	if (xfer_check(a, b, 300000, 7, 11, 19) || xfer_check(b3, c1, 7000, 5, 3, 20))
+		return 1;
+	return 0;
+}
+
+/*
  * SIGKILL h1 with two long ops in flight from two contexts of node 0:
  * each ends in exactly one event, NODE_DOWN, within the bound, with the
  * bytes done counted; node 0 sees nodes 2 and 3 down; new ops to them
@@ -795,7 +882,7 @@ static int test_shutdown(void)
 
 int main(int argc, char **argv)
 {
-	double link_s = -1, down_s = -1, rejoin_s = -1;
+	double link_s = -1, down_s = -1, rejoin_s = -1, stop_s = -1, back_s = -1;
 	char cmdline[512];
 	int i, r;
 
@@ -856,6 +943,14 @@ int main(int argc, char **argv)
 		result("capability, no context, remote and local faults across hosts",
 		       test_errors());
 		result("latency and bandwidth, same host and across", test_figures());
+		r = test_peer_stopped(&stop_s, &back_s);
+		result("link cut (peer SIGSTOPped): ops in flight end in one NODE_DOWN each, within the bound; after SIGCONT both link again, neither restarted",
+		       r);
+		if (stop_s >= 0 && back_s >= 0)
+			printf("# NODE_DOWN %.3f s after SIGSTOP (bound %.1f s), linked again %.3f s after SIGCONT\n",
+			       stop_s, DOWN_BOUND_S, back_s);
+		else if (stop_s >= 0)
+			printf("# NODE_DOWN %.3f s after SIGSTOP (bound %.1f s)\n", stop_s, DOWN_BOUND_S);
 		r = test_peer_killed(&down_s);
 		result("peer SIGKILLed: ops in flight end in one NODE_DOWN each, within the bound", r);
 		if (down_s >= 0)
