@@ -9,7 +9,10 @@
  *               sets are 1M, 4M, 16M, ... and MAXWS, each at least N x size
  *   -W N        operations in flight (default 32)
  *   -T MS       time each point for at least MS milliseconds (default 200)
- *   -o OPS      put,get,send (default all three)
+ *   -o OPS      put,get,send (default all three), or memcpy: the
+ *               same pattern copied by the host CPU in one process, the
+ *               baseline the main job divides by (one rank, no MPI
+ *               traffic; how the host's caches shape the curve)
  *   -p PAGES    4k, thp or 4k,thp (default): the buffers with
  *               MADV_NOHUGEPAGE or MADV_HUGEPAGE
  *
@@ -35,8 +38,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-enum { OP_PUT, OP_GET, OP_SEND, NOPS };
-static const char *const op_names[NOPS] = { "put", "get", "send" };
+enum { OP_PUT, OP_GET, OP_SEND, OP_MEMCPY, NOPS };
+static const char *const op_names[NOPS] = { "put", "get", "send", "memcpy" };
 
 /* elan.ko's faults and evictions on this node; -1 without its debugfs. */
 static void nic_counters(double c[2])
@@ -100,9 +103,10 @@ static size_t off_target(const struct point *p, long k)
 	return (slots - 1 - (size_t)k % slots) * p->size;
 }
 
-/* ROUNDS rounds of p->win operations from operation FIRST on. */
-static void rounds(int op, struct point *p, char *mine, MPI_Win win,
-		   long first, int n)
+/* ROUNDS rounds of p->win operations from operation FIRST on; memcpy
+ * copies from mine (the origin side) to peer (the target side). */
+static void rounds(int op, struct point *p, char *mine, char *peer,
+		   MPI_Win win, long first, int n)
 {
 	MPI_Request *req = malloc(sizeof(*req) * (size_t)p->win);
 	long k = first;
@@ -123,6 +127,9 @@ static void rounds(int op, struct point *p, char *mine, MPI_Win win,
 					MPI_Get(mine + lo, (int)p->size, MPI_CHAR, 1,
 						(MPI_Aint)ro, (int)p->size, MPI_CHAR, win);
 				break;
+			case OP_MEMCPY:
+				memcpy(peer + ro, mine + lo, p->size);
+				break;
 			default:
 				if (mt_rank == 0)
 					MPI_Isend(mine + lo, (int)p->size, MPI_CHAR, 1,
@@ -135,7 +142,7 @@ static void rounds(int op, struct point *p, char *mine, MPI_Win win,
 		}
 		if (op == OP_SEND)
 			MPI_Waitall(p->win, req, MPI_STATUSES_IGNORE);
-		else if (mt_rank == 0)
+		else if (win != MPI_WIN_NULL && mt_rank == 0)
 			MPI_Win_flush(1, win);
 	}
 	free(req);
@@ -144,11 +151,11 @@ static void rounds(int op, struct point *p, char *mine, MPI_Win win,
 /* The last round's data where it must be: the origin's source pages
  * were filled with the point's seed, the other side's hold them now. */
 static void check_last(int op, const struct point *p, char *mine,
-		       MPI_Win win, long last, uint32_t seed)
+		       char *peer, MPI_Win win, long last, uint32_t seed)
 {
 	int i;
 
-	if (op != OP_SEND)
+	if (win != MPI_WIN_NULL)
 		MPI_Win_flush_all(win);
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (i = 0; i < p->win; i++) {
@@ -158,7 +165,10 @@ static void check_last(int op, const struct point *p, char *mine,
 
 		/* the data source: rank 0's origin buffer (put, send) or
 		 * rank 1's target buffer (get), filled with the seed */
-		if (mt_rank == writer_side)
+		if (op == OP_MEMCPY)
+			mt_check(peer + ro, p->size > 4096 ? 4096 : p->size,
+				 seed, op_names[op]);
+		else if (mt_rank == writer_side)
 			mt_check(mine + (op == OP_GET ? lo : ro),
 				 p->size > 4096 ? 4096 : p->size, seed,
 				 op_names[op]);
@@ -170,13 +180,15 @@ static void sweep(int op, int thp, size_t minsz, size_t maxsz, size_t maxws,
 		  int inflight, int min_ms)
 {
 	size_t ws, size;
-	char *mine;
+	char *mine, *peer = NULL;
 	MPI_Win win = MPI_WIN_NULL;
 	double worst[64], best[64];
 	int si, nsz = 0;
 
 	mine = ws_buffer(maxws, thp);
-	if (op != OP_SEND)
+	if (op == OP_MEMCPY)
+		peer = ws_buffer(maxws, thp);
+	else if (op != OP_SEND)
 		MPI_Win_create(mine, (MPI_Aint)maxws, 1, MPI_INFO_NULL,
 			       MPI_COMM_WORLD, &win);
 	if (win != MPI_WIN_NULL)
@@ -197,22 +209,22 @@ static void sweep(int op, int thp, size_t minsz, size_t maxsz, size_t maxws,
 				continue;
 			/* the source side's pages carry the seed: the last
 			 * round's data is checked against it */
-			if ((op == OP_GET) == (mt_rank == 1))
+			if (op == OP_MEMCPY || (op == OP_GET) == (mt_rank == 1))
 				for (size_t o = 0; o + size <= ws; o += size)
 					mt_fill(mine + o, size > 4096 ? 4096 : size, seed);
 			per_pass = (long)(ws / size / (size_t)inflight);
 			if (per_pass < 1)
 				per_pass = 1;
 			/* first touch, untimed: every page once */
-			rounds(op, &p, mine, win, 0, (int)per_pass);
+			rounds(op, &p, mine, peer, win, 0, (int)per_pass);
 			MPI_Barrier(MPI_COMM_WORLD);
 			all_counters(c0);
 			t0 = MPI_Wtime();
 			n = 0;
 			k0 = per_pass * inflight;
 			do {
-				rounds(op, &p, mine, win, k0 + (long)n * inflight,
-				       (int)per_pass);
+				rounds(op, &p, mine, peer, win,
+				       k0 + (long)n * inflight, (int)per_pass);
 				n += (int)per_pass;
 				go = n < 2 * per_pass ||
 				     (MPI_Wtime() - t0) * 1000 < min_ms;
@@ -222,19 +234,19 @@ static void sweep(int op, int thp, size_t minsz, size_t maxsz, size_t maxws,
 			p.secs = MPI_Wtime() - t0;
 			all_counters(c1);
 			p.moved = (double)n * inflight * (double)size;
-			check_last(op, &p, mine, win,
+			check_last(op, &p, mine, peer, win,
 				   k0 + (long)(n - 1) * inflight, seed);
 			mbs = p.moved / p.secs / 1e6;
 			if (mt_rank == 0) {
 				double mib = p.moved / (1 << 20);
 
 				if (c0[0] >= 0)
-					printf("%-4s %-3s %9zu %10zu %10.1f %10.3f %10.3f\n",
+					printf("%-6s %-3s %9zu %10zu %10.1f %10.3f %10.3f\n",
 					       op_names[op], thp ? "thp" : "4k", size, ws,
 					       mbs, (c1[0] - c0[0]) / mib,
 					       (c1[1] - c0[1]) / mib);
 				else
-					printf("%-4s %-3s %9zu %10zu %10.1f %10s %10s\n",
+					printf("%-6s %-3s %9zu %10zu %10.1f %10s %10s\n",
 					       op_names[op], thp ? "thp" : "4k", size, ws,
 					       mbs, "-", "-");
 				fflush(stdout);
@@ -256,12 +268,14 @@ static void sweep(int op, int thp, size_t minsz, size_t maxsz, size_t maxws,
 		MPI_Win_free(&win);
 	}
 	munmap(mine, maxws);
+	if (peer)
+		munmap(peer, maxws);
 }
 
 static void usage(void)
 {
 	if (mt_rank == 0)
-		fprintf(stderr, "usage: ws_sweep [-m MIN:MAX] [-w MAXWS] [-W N] [-T MS] [-o put,get,send] [-p 4k,thp]\n");
+		fprintf(stderr, "usage: ws_sweep [-m MIN:MAX] [-w MAXWS] [-W N] [-T MS] [-o put,get,send|memcpy] [-p 4k,thp]\n");
 	MPI_Finalize();
 	exit(2);
 }
@@ -294,13 +308,14 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (mt_size != 2 || minsz < 1 || maxsz < minsz || inflight < 1 ||
+	/* memcpy alone runs in one process, the MPI ops in two */
+	if (mt_size != (strcmp(ops, "memcpy") ? 2 : 1) || minsz < 1 || maxsz < minsz || inflight < 1 ||
 	    maxws < (1 << 20))
 		usage();
 	if (mt_rank == 0) {
 		printf("# Working-set sweep: %d operations in flight to distinct offsets, sizes %zu..%zu, working sets 1M..%zu on each side\n",
 		       inflight, minsz, maxsz, maxws);
-		printf("# %-3s %-3s %9s %10s %10s %10s %10s\n", "op", "pg", "size",
+		printf("# %-5s %-3s %9s %10s %10s %10s %10s\n", "op", "pg", "size",
 		       "ws", "MB/s", "faults/MiB", "evict/MiB");
 	}
 	for (op = 0; op < NOPS; op++) {
