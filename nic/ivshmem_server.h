@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The server side of the protocol of QEMU's ivshmem-doorbell, as the Elan
- * NIC speaks it (elan-nicd's nicd_ivshmem.c uses it).
+ * NIC speaks it: elan-nicd's (nicd_ivshmem.c) and that of its stand-in
+ * in tests/cluster (fake_nicd.c).
  *
  * One guest on a socket: it gets 8-byte little-endian numbers, some with
  * a file descriptor: the protocol version 0, its own id 1, -1 with the
