@@ -14,8 +14,7 @@ pkgs=(
 	# guests (cluster/)
 	qemu-system-x86 qemu-utils busybox-static util-linux
 	# MPI, cluster network and reports (cluster/elan-cluster: the guests
-	# run the host's sshd; python3 while the free ports of the fabric and
-	# some tests still use it)
+	# run the host's sshd; python3 while some tests still use it)
 	libopenmpi-dev openmpi-bin vde2 openssh-client openssh-server
 	python3 procps
 	# cluster/qmp: the JSON of QEMU's monitor (QMP)
