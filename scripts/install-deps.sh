@@ -14,9 +14,9 @@ pkgs=(
 	# guests (cluster/)
 	qemu-system-x86 qemu-utils busybox-static util-linux
 	# MPI, cluster network and reports (cluster/elan-cluster: the guests
-	# run the host's sshd; python3 while some tests still use it)
+	# run the host's sshd)
 	libopenmpi-dev openmpi-bin vde2 openssh-client openssh-server
-	python3 procps
+	procps
 	# cluster/qmp: the JSON of QEMU's monitor (QMP)
 	libjansson-dev
 	# the fabric between elan-nicd instances on several hosts (nic/:
