@@ -93,7 +93,7 @@ static json_t *call(FILE *in, int fd, const char *cmd, json_t *args)
 	size_t len, off;
 
 	if (!msg || (args && json_object_set(msg, "arguments", args)))
-		broken("out of memory");
+		broken("cannot make the command's JSON (not UTF-8?)");
 	text = json_dumps(msg, DUMP_FLAGS);
 	if (!text)
 		broken("cannot write the command as JSON");
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 		command = "human-monitor-command";
 		args = line ? json_pack("{s:s}", "command-line", line) : NULL;
 		if (!args)
-			broken("out of memory");
+			broken("cannot make the command's JSON (not UTF-8?)");
 		free(line);
 	} else if (argc > 3) {
 		args = json_loads(argv[3], JSON_DECODE_ANY, &jerr);
