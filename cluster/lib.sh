@@ -347,7 +347,8 @@ elan_stop_pids() { # grace pid...
 	done
 }
 
-# One QMP command on a QEMU's control socket (cluster/qmp, python3).
+# One QMP command on a QEMU's control socket (cluster/qmp, built from
+# cluster/qmp.c by make).
 elan_qmp() { # socket command [json-arguments]
 	"$ELAN_LIB_DIR/qmp" "$@"
 }

@@ -5,6 +5,7 @@
  *   elan-nicd.c       main: the options, the nodes, the polling loop
  *   nicd_tunables.c   the tunables (options, environment variables)
  *   nicd_ivshmem.c    the ivshmem server: sockets, eventfds, epoll
+ *   ivshmem_server.c  its protocol: the socket, the messages (ivshmem_server.h)
  *   nicd_place.c      which host CPU nicd sleeps on (vCPUs in /proc)
  *   nicd_inject.c     fault injection (--inject-stall-ms)
  *   nicd_fabric.c     the links to other hosts' nicds (UCX), nicd_fabric.h

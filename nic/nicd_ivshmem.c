@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * elan-nicd's ivshmem server: one socket per guest, the protocol QEMU's
- * ivshmem-doorbell speaks (the region fd, doorbell and interrupt
- * eventfds), connects and disconnects, and the epoll loop's events.
+ * elan-nicd's ivshmem server: one socket per guest, speaking the protocol
+ * of QEMU's ivshmem-doorbell (ivshmem_server.c: the region fd, doorbell
+ * and interrupt eventfds), connects and disconnects, and the epoll loop's
+ * events.
  */
 #define _GNU_SOURCE
-#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,51 +13,12 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include "elan-nicd.h"
+#include "ivshmem_server.h"
 #include "nicd_fabric.h"
-
-#define IVSHMEM_PROTOCOL_VERSION	0
-#define GUEST_PEER_ID			1	/* the one client of a socket */
-
 
 struct srv_node srv[ELAN_MAX_NODES];
 int epfd = -1;
-
-/* One server message: an 8-byte little-endian number, maybe with an fd. */
-static int send_msg(int sock, int64_t v, int fd)
-{
-	struct msghdr msg = { 0 };
-	struct iovec iov;
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
-	uint64_t le = htole64((uint64_t)v);
-	ssize_t r;
-
-	iov.iov_base = &le;
-	iov.iov_len = sizeof(le);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(&c, 0, sizeof(c));
-		msg.msg_control = c.buf;
-		msg.msg_controllen = sizeof(c.buf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	do
-		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
-	while (r < 0 && errno == EINTR);
-	return r == (ssize_t)sizeof(le) ? 0 : -1;
-}
 
 void irq_cb(void *arg, uint32_t node, uint32_t vec)
 {
@@ -161,16 +122,7 @@ static void accept_conn(uint32_t node)
 	}
 	/* the header is written before the guest can see the region */
 	nicd_node_up(&nic, node, s->region);
-	/* version, the client's id, the region, our doorbells (peer 0),
-	 * then the client's own interrupt vectors */
-	ok = !send_msg(fd, IVSHMEM_PROTOCOL_VERSION, -1) &&
-	     !send_msg(fd, GUEST_PEER_ID, -1) &&
-	     !send_msg(fd, -1, s->region_fd);
-	for (v = 0; ok && v < ELAN_NR_IRQS; v++)
-		ok = !send_msg(fd, ELAN_NIC_PEER_ID, s->db[v]);
-	for (v = 0; ok && v < ELAN_NR_IRQS; v++)
-		ok = !send_msg(fd, GUEST_PEER_ID, s->irq[v]);
-	if (!ok) {
+	if (ivsh_greet(fd, s->region_fd, s->db, s->irq, ELAN_NR_IRQS)) {
 		nicd_logf(&nic, NICD_LOG_ERR, "node %u: setting up the guest failed: %s",
 			  node, strerror(errno));
 		nicd_node_down(&nic, node);
@@ -232,27 +184,12 @@ int poll_events(int timeout_ms)
 void listen_node(uint32_t node)
 {
 	struct srv_node *s = &srv[node];
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct epoll_event ev = { 0 };
-	struct stat st;
+	char err[300];
 
-	char tmp[sizeof(sa.sun_path)];
-
-	/* Bound under a temporary name and renamed when it listens: whoever
-	 * waits for the path to appear can connect at once. */
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", s->sock_path) >= sizeof(tmp))
-		die("socket path too long: %s", s->sock_path);
-	strcpy(sa.sun_path, tmp);
-	if (lstat(s->sock_path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			die("%s exists and is not a socket", s->sock_path);
-		unlink(s->sock_path);	/* stale, from an earlier run */
-	}
-	unlink(tmp);
-	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(s->lfd, 4) < 0 || rename(tmp, s->sock_path) < 0)
-		die("listen on %s: %s", s->sock_path, strerror(errno));
+	s->lfd = ivsh_listen(s->sock_path, err, sizeof(err));
+	if (s->lfd < 0)
+		die("%s", err);
 	ev.events = EPOLLIN;
 	ev.data.u64 = EV_DATA(EV_LISTEN, node, 0);
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, s->lfd, &ev) < 0)

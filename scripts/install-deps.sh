@@ -14,9 +14,11 @@ pkgs=(
 	# guests (cluster/)
 	qemu-system-x86 qemu-utils busybox-static util-linux
 	# MPI, cluster network and reports (cluster/elan-cluster: the guests
-	# run the host's sshd; QMP and the test nicd are python3)
+	# run the host's sshd)
 	libopenmpi-dev openmpi-bin vde2 openssh-client openssh-server
-	python3 procps
+	procps
+	# cluster/qmp: the JSON of QEMU's monitor (QMP)
+	libjansson-dev
 	# the fabric between elan-nicd instances on several hosts (nic/:
 	# UCP over whatever UCX finds, tcp on loopback here), and ucx_info /
 	# ucx_perftest for the transport's own figures
