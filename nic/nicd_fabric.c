@@ -88,6 +88,17 @@ struct fab_host {
 	uint32_t state_sent;		/* n->node_seq of the last STATE */
 	uint8_t state_due;
 	uint64_t links, downs;
+	uint64_t tx_queued;		/* bytes of send_buf() not yet sent */
+};
+
+/* Bytes of big messages queued to one host at most (fab_send_buf). */
+#define FAB_TX_MAX	(32ull << 20)
+
+/* A big message UCX holds: freed, and its bytes unqueued, when sent. */
+struct fab_tx {
+	uint32_t host;
+	uint64_t link;			/* F.host[host].links when queued */
+	struct nicd_fbuf *b;
 };
 
 static struct {
@@ -420,6 +431,7 @@ static void link_up(struct fab_conn *c)
 		h->dial = NULL;
 	h->last_rx = h->last_tx = nicd_now_mono();
 	h->links++;
+	h->tx_queued = 0;	/* the old link's sends end on their own */
 	h->state_due = 1;
 	nicd_logf(F.n, NICD_LOG_INFO, "fabric: host %s (%u): linked (%s, link %" PRIu64 ")",
 		  F.t.host[c->host].name, c->host,
@@ -780,8 +792,14 @@ static int fab_send(void *arg, uint32_t host, const struct nicd_fmsg *m,
 
 static void buf_sent(void *req, ucs_status_t st, void *user)
 {
+	struct fab_tx *tx = user;
+	struct fab_host *h = &F.host[tx->host];
+
 	(void)st;
-	free(user);
+	if (h->links == tx->link)	/* a new link counts afresh */
+		h->tx_queued -= tx->b->m.len;
+	free(tx->b);
+	free(tx);
 	ucp_request_free(req);
 }
 
@@ -789,6 +807,8 @@ static void buf_sent(void *req, ucs_status_t st, void *user)
 static int fab_send_buf(void *arg, uint32_t host, struct nicd_fbuf *b)
 {
 	ucp_request_param_t p = { 0 };
+	struct fab_host *h;
+	struct fab_tx *tx;
 	ucs_status_ptr_t r;
 	ucs_status_t st;
 
@@ -798,27 +818,38 @@ static int fab_send_buf(void *arg, uint32_t host, struct nicd_fbuf *b)
 		free(b);
 		return ELAN_E_NODE_DOWN;
 	}
+	h = &F.host[host];
+	if (h->tx_queued + b->m.len > FAB_TX_MAX)
+		return NICD_PENDING;
+	tx = malloc(sizeof(*tx));
+	if (!tx)
+		return NICD_PENDING;
+	tx->host = host;
+	tx->link = h->links;
+	tx->b = b;
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK |
 			 UCP_OP_ATTR_FIELD_USER_DATA;
 	/* eager: over tcp a rendezvous per 64 KiB costs more round trips
 	 * than it saves copies (fabric_test: 1.0-1.6 GB/s against 2.4-2.6) */
 	p.flags = UCP_AM_SEND_FLAG_EAGER | UCP_AM_SEND_FLAG_REPLY;
 	p.cb.send = buf_sent;
-	p.user_data = b;
+	p.user_data = tx;
 	/* the header lies in b too: valid until the send completes */
-	r = ucp_am_send_nbx(F.host[host].link->ep, AM_MSG, &b->m, sizeof(b->m),
+	r = ucp_am_send_nbx(h->link->ep, AM_MSG, &b->m, sizeof(b->m),
 			    b->data, b->m.len, &p);
 	if (UCS_PTR_IS_PTR(r)) {
-		F.host[host].last_tx = nicd_now_mono();
+		h->tx_queued += b->m.len;
+		h->last_tx = nicd_now_mono();
 		return 0;	/* buf_sent frees b */
 	}
 	free(b);
+	free(tx);
 	st = UCS_PTR_STATUS(r);
 	if (st == UCS_OK) {
-		F.host[host].last_tx = nicd_now_mono();
+		h->last_tx = nicd_now_mono();
 		return 0;
 	}
-	conn_dead(F.host[host].link, ucs_status_string(st));
+	conn_dead(h->link, ucs_status_string(st));
 	return ELAN_E_NODE_DOWN;
 }
 

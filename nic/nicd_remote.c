@@ -74,7 +74,8 @@ static int fsend(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
 	return r;
 }
 
-/* Send b, which the transport takes over (nicd_fabric_ops.send_buf). */
+/* Send b, which is not ours after (nicd_fabric_ops.send_buf); a link
+ * with too much queued is retried later (the data read again). */
 static int fsend_buf(struct nicd *n, uint32_t host, struct nicd_fbuf *b)
 {
 	int r;
@@ -84,8 +85,12 @@ static int fsend_buf(struct nicd *n, uint32_t host, struct nicd_fbuf *b)
 		return ELAN_E_NODE_DOWN;
 	}
 	r = n->fabric->send_buf(n->fabric_arg, host, b);
-	if (r == 0)
+	if (r == NICD_PENDING) {
+		free(b);
+		n->remote_busy = 1;
+	} else if (r == 0) {
 		n->rstat_tx++;
+	}
 	return r;
 }
 
@@ -856,8 +861,11 @@ static int owner_get(struct nicd *n, struct nicd_engine *e, uint32_t host,
 		}
 		reply_init(&b->m, m, ELAN_OK);
 		b->m.len = m->len;
-		fsend_buf(n, host, b);	/* sent, or no link: nobody to tell */
-		return 0;
+		if (fsend_buf(n, host, b) == NICD_PENDING) {
+			w->kind = NICD_W_NONE;	/* parked, read again */
+			return NICD_PENDING;
+		}
+		return 0;	/* sent, or no link: nobody to tell */
 	}
 	nicd_bracket_open(tc->nd, e->idx, tc->idx);
 	r = nicd_xlate(n, tc->nd, tc->idx, m->addr, m->len, 0, 1, &tp, w);

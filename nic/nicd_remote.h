@@ -95,9 +95,11 @@ struct nicd_fabric_ops {
 	int (*send)(void *arg, uint32_t host, const struct nicd_fmsg *m,
 		    const struct iovec *iov, int iovcnt);
 	/*
-	 * Send b (b->m.len <= NICD_FAB_CHUNK bytes of data): the transport
-	 * owns b from the call on and frees it once sent or failed; it
-	 * queues rather than refuse.  0: taken; ELAN_E_NODE_DOWN: no link.
+	 * Send b (b->m.len <= NICD_FAB_CHUNK bytes of data).  0: taken,
+	 * the transport frees b once sent or failed; NICD_PENDING: too
+	 * much is queued to that host already (a peer that does not read
+	 * must not make us hold unbounded memory), b stays the caller's,
+	 * try again; ELAN_E_NODE_DOWN: no link, b freed.
 	 */
 	int (*send_buf)(void *arg, uint32_t host, struct nicd_fbuf *b);
 };
