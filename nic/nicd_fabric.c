@@ -89,9 +89,12 @@ struct fab_host {
 	uint8_t state_due;
 	uint64_t links, downs;
 	uint64_t tx_queued;		/* bytes of send_buf() not yet sent */
+	uint64_t rx_queued;		/* bytes of rendezvous not yet received */
 };
 
-/* Bytes of big messages queued to one host at most (fab_send_buf). */
+/* Bytes of big messages queued to, or being received by rendezvous
+ * from, one host at most: a peer must not make us hold unbounded
+ * memory (fab_send_buf, rx_rndv). */
 #define FAB_TX_MAX	(32ull << 20)
 
 /* A big message UCX holds: freed, and its bytes unqueued, when sent. */
@@ -431,7 +434,8 @@ static void link_up(struct fab_conn *c)
 		h->dial = NULL;
 	h->last_rx = h->last_tx = nicd_now_mono();
 	h->links++;
-	h->tx_queued = 0;	/* the old link's sends end on their own */
+	h->tx_queued = 0;	/* the old link's transfers end on their own */
+	h->rx_queued = 0;
 	h->state_due = 1;
 	nicd_logf(F.n, NICD_LOG_INFO, "fabric: host %s (%u): linked (%s, link %" PRIu64 ")",
 		  F.t.host[c->host].name, c->host,
@@ -684,6 +688,8 @@ static void rx_done(void *req, ucs_status_t st, size_t len, void *user)
 	struct fab_rx *x = user;
 	struct fab_host *h = &F.host[x->host];
 
+	if (h->links == x->link)
+		h->rx_queued -= x->m.len;
 	if (st == UCS_OK && len == x->m.len && h->link &&
 	    h->link->state == CS_UP && h->links == x->link)
 		nicd_remote_rx(F.n, &eng, x->host, &x->m, x->data, len);
@@ -702,6 +708,7 @@ static void rx_rndv(struct fab_conn *c, const struct nicd_fmsg *m,
 	struct fab_rx *x;
 
 	if (len > NICD_FAB_CHUNK || len != m->len ||
+	    F.host[c->host].rx_queued + len > FAB_TX_MAX ||
 	    !(x = malloc(sizeof(*x) + len))) {
 		F.dropped++;
 		nicd_logf(F.n, NICD_LOG_WARN,
@@ -712,6 +719,7 @@ static void rx_rndv(struct fab_conn *c, const struct nicd_fmsg *m,
 	x->host = (uint32_t)c->host;
 	x->link = F.host[c->host].links;
 	x->m = *m;
+	F.host[c->host].rx_queued += len;
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	p.cb.recv_am = rx_done;
 	p.user_data = x;
