@@ -240,6 +240,7 @@ struct nicd {
 	uint32_t rtag_next;
 	struct nicd_rpark *rpark;	/* owner: requests that wait */
 	uint32_t nrpark;
+	uint64_t rpark_bytes;		/* their data (NICD_RPARK_BYTES) */
 	struct nicd_rres *rres;		/* owner: event credits peers hold */
 	uint32_t nrres;
 	uint8_t remote_busy;		/* a request found the link busy */

@@ -1008,15 +1008,21 @@ static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	return 0;
 }
 
+/* Data bytes a parked request keeps. */
+static uint32_t park_dlen(const struct nicd_fmsg *m)
+{
+	return m->type == NICD_FM_PUT || m->type == NICD_FM_SEND ? m->len : 0;
+}
+
 /* Keep request m (or, type REPLY, a reply to send) for later. */
 static int park(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
 		const void *data, const struct nicd_wait *w, uint32_t done)
 {
-	uint32_t dlen = m->type == NICD_FM_PUT || m->type == NICD_FM_SEND ?
-			m->len : 0;
+	uint32_t dlen = park_dlen(m);
 	struct nicd_rpark *p, **pp;
 
-	if (n->nrpark >= NICD_RPARK_MAX)
+	if (n->nrpark >= NICD_RPARK_MAX ||
+	    n->rpark_bytes + dlen > NICD_RPARK_BYTES)
 		return -1;
 	p = malloc(sizeof(*p) + dlen);
 	if (!p)
@@ -1033,6 +1039,7 @@ static int park(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
 		;
 	*pp = p;
 	n->nrpark++;
+	n->rpark_bytes += dlen;
 	return 0;
 }
 
@@ -1188,6 +1195,7 @@ static void unpark(struct nicd *n, struct nicd_rpark **pp)
 
 	*pp = p->next;
 	n->nrpark--;
+	n->rpark_bytes -= park_dlen(&p->m);
 	free(p);
 }
 

@@ -77,6 +77,8 @@ struct nicd_fmsg {
 #define NICD_RWIN	16u
 /* Requests the owner keeps waiting at most (faults, ring space). */
 #define NICD_RPARK_MAX	32768u
+/* ... and the data bytes they keep at most (a PUT keeps its chunk) */
+#define NICD_RPARK_BYTES	(256ull << 20)
 
 /* A message with its data in one buffer, given to the transport. */
 struct nicd_fbuf {
