@@ -88,6 +88,9 @@ struct nicd_op {
 	uint8_t rstatus;
 	uint8_t rerr;		/* first error a chunk reply gave */
 	uint32_t rerr_chunk;	/* ... and its chunk */
+	uint32_t rerr_part;	/* ... and its bytes done before the error */
+	uint64_t rend;		/* put/get: where a local fault error cut it */
+	uint8_t rend_err;	/* ... that error (0: not cut, cmd.len) */
 	uint32_t rbase;		/* chunk of op->done (chunks: target pages) */
 	uint32_t rsent;		/* chunks rbase + i in flight, bit i */
 	uint32_t racked;	/* chunks rbase + i done, bit i */
@@ -237,6 +240,7 @@ struct nicd {
 	uint32_t rtag_next;
 	struct nicd_rpark *rpark;	/* owner: requests that wait */
 	uint32_t nrpark;
+	uint64_t rpark_bytes;		/* their data (NICD_RPARK_BYTES) */
 	struct nicd_rres *rres;		/* owner: event credits peers hold */
 	uint32_t nrres;
 	uint8_t remote_busy;		/* a request found the link busy */

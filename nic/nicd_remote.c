@@ -5,10 +5,10 @@
  *
  *  - the initiator's: an op whose target is remote runs here instead of
  *    in the engine's op_*(): its target is resolved by a RESOLVE request,
- *    put/get go as chunks within one page on each side, NICD_RWIN in
- *    flight, read from (put) or written to (get) the initiator's RAM
- *    under its own bracket; atomics, sends and event credits are one
- *    request each.  Replies find their op by (src, tag, chunk).
+ *    put/get go as chunks of up to NICD_FAB_CHUNK, NICD_RWIN in flight,
+ *    read from (put) or written to (get) the initiator's RAM under its
+ *    own brackets; atomics, sends and event credits are one request
+ *    each.  Replies find their op by (src, tag, chunk).
  *  - the owner's: a request runs the target half through the same
  *    nicd_rna_*() calls a local op uses (resolve, capability, generation,
  *    epoch, bracket, translate, copy, event credits); one that must wait
@@ -74,6 +74,26 @@ static int fsend(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
 	return r;
 }
 
+/* Send b, which is not ours after (nicd_fabric_ops.send_buf); a link
+ * with too much queued is retried later (the data read again). */
+static int fsend_buf(struct nicd *n, uint32_t host, struct nicd_fbuf *b)
+{
+	int r;
+
+	if (!n->fabric) {
+		free(b);
+		return ELAN_E_NODE_DOWN;
+	}
+	r = n->fabric->send_buf(n->fabric_arg, host, b);
+	if (r == NICD_PENDING) {
+		free(b);
+		n->remote_busy = 1;
+	} else if (r == 0) {
+		n->rstat_tx++;
+	}
+	return r;
+}
+
 /* A peer's message was invalid: counted, logged (the first ones, then
  * now and then: a peer must not flood the log), dropped. */
 static int bad(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
@@ -90,54 +110,42 @@ static int bad(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
 /* ------------------------------------------------------------ initiator */
 
 /*
- * Chunks: an op is cut at every page boundary of either side, so that a
- * chunk is contiguous in both RAMs (one piece of data, sent as it lies in
- * guest RAM) and touches one page of each.  Where laddr and raddr share
- * their offset in the page, chunks are pages; else two per page.  The
- * boundaries are p, q, p + 4096, q + 4096, ... (offsets from the op's
- * start, 0 < p <= q <= 4096).
+ * Chunks: an op is cut every NICD_FAB_CHUNK bytes from its start.  Data
+ * is copied between guest RAM and a message under brackets of its own
+ * on each side, so a chunk may span any pages of either (see
+ * nicd_remote.h, NICD_FAB_CHUNK).
  */
-static void chunk_pq(const struct nicd_op *op, uint64_t *p, uint64_t *q)
-{
-	uint64_t a = NICD_PAGE - (op->cmd.laddr & (NICD_PAGE - 1));
-	uint64_t b = NICD_PAGE - (op->cmd.raddr & (NICD_PAGE - 1));
-
-	*p = a < b ? a : b;
-	*q = a < b ? b : a;
-}
-
-/* Where chunk k of op starts. */
 static uint64_t chunk_start(const struct nicd_op *op, uint32_t k)
 {
-	uint64_t p, q;
+	(void)op;
+	return (uint64_t)k * NICD_FAB_CHUNK;
+}
 
-	if (!k)
-		return 0;
-	chunk_pq(op, &p, &q);
-	if (p == q)
-		return p + (uint64_t)(k - 1) * NICD_PAGE;
-	return ((k - 1) % 2 ? q : p) + (uint64_t)((k - 1) / 2) * NICD_PAGE;
+/* The bytes the op moves: all, or up to a page of ours that faulted
+ * with an error (as a local op, the bytes before it land). */
+static uint64_t rw_len(const struct nicd_op *op)
+{
+	return op->rend_err ? op->rend : op->cmd.len;
 }
 
 static uint32_t chunk_count(const struct nicd_op *op)
 {
-	uint64_t p, q, len = op->cmd.len, cp, cq;
-
-	if (!len)
-		return 0;
-	chunk_pq(op, &p, &q);
-	cp = len > p ? (len - p + NICD_PAGE - 1) / NICD_PAGE : 0;
-	cq = len > q ? (len - q + NICD_PAGE - 1) / NICD_PAGE : 0;
-	return (uint32_t)(1 + cp + (p == q ? 0 : cq));
+	return (uint32_t)((rw_len(op) + NICD_FAB_CHUNK - 1) / NICD_FAB_CHUNK);
 }
 
 static uint32_t chunk_len(const struct nicd_op *op, uint32_t k)
 {
 	uint64_t end = chunk_start(op, k + 1);
 
-	if (end > op->cmd.len)
-		end = op->cmd.len;
-	return (uint32_t)(end - chunk_start(op, k));
+	if (end > rw_len(op))
+		end = rw_len(op);
+	return end > chunk_start(op, k) ? (uint32_t)(end - chunk_start(op, k)) : 0;
+}
+
+/* Bytes from va to the end of its page. */
+static uint32_t page_rest(uint64_t va)
+{
+	return NICD_PAGE - (uint32_t)(va & (NICD_PAGE - 1));
 }
 
 static void req_init(struct nicd_fmsg *m, int type, const struct nicd_ctx *c)
@@ -209,12 +217,69 @@ static int local_pieces(struct nicd *n, struct nicd_ctx *c, uint64_t va,
 	return 0;
 }
 
-/* The first error of a put/get, at the lowest chunk it hit. */
-static void rw_fail(struct nicd_op *op, uint32_t k, int st)
+/*
+ * Copy len bytes between buf and c's RAM at va (to_guest: into it), one
+ * bracket per run of contiguous pages, as nicd_rna_rw does on the target
+ * side; buf NULL: only translate (a get's destination, so that its
+ * faults are served before the data comes).  *done: bytes copied.  0,
+ * NICD_PENDING with w set (a fault), or LOCAL_FAULT.
+ */
+static int local_copy(struct nicd *n, struct nicd_engine *e,
+		      struct nicd_ctx *c, uint64_t va, uint64_t span,
+		      uint8_t *buf, uint32_t len, int to_guest, uint32_t *done,
+		      struct nicd_wait *w)
+{
+	uint32_t off = 0, run;
+	uint8_t *p;
+	int r = 0;
+
+	while (off < len) {
+		nicd_bracket_open(c->nd, e->idx, c->idx);
+		r = nicd_xlate(n, c->nd, c->idx, va + off, span - off, to_guest,
+			       0, &p, w);
+		if (r == 0) {
+			run = len - off < NICD_RUN_MAX ? len - off : NICD_RUN_MAX;
+			run = nicd_xlate_run(c->nd, c->idx, va + off, p, run,
+					     to_guest);
+			if (buf && to_guest)
+				memcpy(p, buf + off, run);
+			else if (buf)
+				memcpy(buf + off, p, run);
+			off += run;
+		}
+		nicd_bracket_close(c->nd, e->idx);
+		if (r)
+			break;
+	}
+	*done = off;
+	return r;
+}
+
+/*
+ * A page of ours at vpage faulted with error st: the op moves the bytes
+ * before it and ends with st.  Chunks past the cut still in flight are
+ * dropped when they answer (rx_reply).
+ */
+static void rw_cut(struct nicd_op *op, uint64_t vpage, int st)
+{
+	uint64_t at = vpage > op->cmd.laddr ? vpage - op->cmd.laddr : 0;
+
+	if (at < op->done)	/* not a page of what is left: at once */
+		at = op->done;
+	if (at < rw_len(op)) {
+		op->rend = at;
+		op->rend_err = (uint8_t)st;
+	}
+}
+
+/* The first error of a put/get, at the lowest chunk it hit, after part
+ * bytes of that chunk were done. */
+static void rw_fail(struct nicd_op *op, uint32_t k, int st, uint32_t part)
 {
 	if (!op->rerr || k < op->rerr_chunk) {
 		op->rerr = (uint8_t)st;
 		op->rerr_chunk = k;
+		op->rerr_part = part;
 	}
 }
 
@@ -239,37 +304,85 @@ static int restart_stale(struct nicd_ctx *c, int st)
 	op->rgot = 0;
 	op->rerr = 0;
 	op->rerr_chunk = 0;
+	op->rerr_part = 0;
+	op->rend_err = 0;
 	op->tev_reserved = 0;
 	op->w.kind = NICD_W_NONE;
 	return 1;
 }
 
-/* Issue chunk k: translate our side under our bracket, send. */
+/* The op ends with its first error: the bytes of the chunk that failed
+ * done before the error count, if every chunk before it is done. */
+static int rw_end(struct nicd_ctx *c)
+{
+	struct nicd_op *op = &c->op;
+	uint64_t part = op->rerr_part;
+
+	if (restart_stale(c, op->rerr))
+		return NICD_PENDING;
+	if (op->rbase == op->rerr_chunk && part &&
+	    op->done + part <= op->cmd.len) {
+		op->done += part;
+		c->nbytes += part;
+	}
+	return op->rerr;
+}
+
+/*
+ * Issue chunk k.  A small put chunk in one page of ours goes straight
+ * from guest RAM under our bracket (read before fsend returns); a bigger
+ * one is copied out under our brackets into a buffer the transport takes
+ * over.  A get translates its destination first, so that its faults are
+ * served before the data comes (the reply translates it again).
+ */
 static int rw_issue(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		    uint32_t k)
 {
 	struct nicd_op *op = &c->op;
-	int get = op->cmd.op == ELAN_OP_GET, cnt, r;
-	uint64_t off = chunk_start(op, k);
-	uint32_t len = chunk_len(op, k);
-	struct iovec iov[2];
+	int get = op->cmd.op == ELAN_OP_GET, r;
+	uint64_t off = chunk_start(op, k), va = op->cmd.laddr + off;
+	uint32_t len = chunk_len(op, k), done;
+	struct nicd_fbuf *b;
+	struct iovec iov;
 	struct nicd_fmsg m;
+	uint8_t *p;
 
-	nicd_bracket_open(c->nd, e->idx, c->idx);
-	/* a get checks its destination now, so that its fault is served
-	 * before the data comes (the reply translates it again); a chunk is
-	 * one piece on each side */
-	r = local_pieces(n, c, op->cmd.laddr + off, len, op->cmd.len - off,
-			 get, iov, &cnt, &op->w);
-	if (r == 0) {
-		req_init(&m, get ? NICD_FM_GET : NICD_FM_PUT, c);
-		m.chunk = k;
-		m.addr = op->cmd.raddr + off;
-		m.len = len;
-		r = fsend(n, host_of(n, op), &m, iov, get ? 0 : 1);
+	req_init(&m, get ? NICD_FM_GET : NICD_FM_PUT, c);
+	m.chunk = k;
+	m.addr = op->cmd.raddr + off;
+	m.len = len;
+	if (get) {
+		/* an error is not waited for: the data placed meets it
+		 * again and counts the bytes that landed before it */
+		r = local_copy(n, e, c, va, op->cmd.len - off, NULL, len, 1,
+			       &done, &op->w);
+		if (r == NICD_PENDING)
+			return r;
+		return fsend(n, host_of(n, op), &m, NULL, 0);
 	}
-	nicd_bracket_close(c->nd, e->idx);
-	return r;
+	if (len <= page_rest(va)) {
+		nicd_bracket_open(c->nd, e->idx, c->idx);
+		r = nicd_xlate(n, c->nd, c->idx, va, op->cmd.len - off, 0, 0,
+			       &p, &op->w);
+		if (r == 0) {
+			iov.iov_base = p;
+			iov.iov_len = len;
+			r = fsend(n, host_of(n, op), &m, &iov, 1);
+		}
+		nicd_bracket_close(c->nd, e->idx);
+		return r;
+	}
+	b = malloc(sizeof(*b) + len);
+	if (!b)
+		return NICD_PENDING;	/* w NONE: tried again next step */
+	r = local_copy(n, e, c, va, op->cmd.len - off, b->data, len, 0, &done,
+		       &op->w);
+	if (r) {
+		free(b);
+		return r;
+	}
+	b->m = m;
+	return fsend_buf(n, host_of(n, op), b);
 }
 
 /* Post the REMOTE event at the target, if the op holds a credit there. */
@@ -307,16 +420,19 @@ static int remote_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		op->rbase++;
 	}
 	done = chunk_start(op, op->rbase);
-	c->nbytes += (done > op->cmd.len ? op->cmd.len : done) - op->done;
-	op->done = done > op->cmd.len ? op->cmd.len : done;
+	if (done > rw_len(op))
+		done = rw_len(op);
+	c->nbytes += done - op->done;
+	op->done = done;
 	if (op->rerr || op->rbase >= total) {
 		if (op->rsent) {	/* chunks in flight: their replies */
 			op->w.kind = NICD_W_REMOTE;
 			return NICD_PENDING;
 		}
 		if (op->rerr)
-			return restart_stale(c, op->rerr) ? NICD_PENDING :
-			       op->rerr;
+			return rw_end(c);
+		if (op->rend_err)
+			return op->rend_err;
 		return remote_evpost(n, c);
 	}
 	for (i = 0; i < NICD_RWIN && op->rbase + i < total; i++) {
@@ -329,16 +445,18 @@ static int remote_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		if (r == NICD_PENDING)
 			break;		/* our fault (w set) or a busy link */
 		if (r) {
-			rw_fail(op, op->rbase + i, r);
+			rw_fail(op, op->rbase + i, r, 0);
 			break;
 		}
 		op->rsent |= bit;
-		nicd_budget_use(n, budget, 1);
+		/* its pages: a big chunk costs the turn what it copies */
+		nicd_budget_use(n, budget, (chunk_len(op, op->rbase + i) +
+					    NICD_PAGE - 1) / NICD_PAGE);
 	}
 	if (r != NICD_PENDING)
 		op->w.kind = NICD_W_REMOTE;
 	if (op->rerr && !op->rsent)
-		return restart_stale(c, op->rerr) ? NICD_PENDING : op->rerr;
+		return rw_end(c);
 	return NICD_PENDING;
 }
 
@@ -429,13 +547,15 @@ static int remote_send(struct nicd *n, struct nicd_engine *e,
 	return r;
 }
 
-/* A wait of the op on its own node (a fault): 0 go on, else as op. */
-static int local_wait(struct nicd *n, struct nicd_ctx *c)
+/* A wait of the op on its own node (a fault): 0 go on, else as op;
+ * *vpage: the page it was for (0: none). */
+static int local_wait(struct nicd *n, struct nicd_ctx *c, uint64_t *vpage)
 {
 	struct nicd_op *op = &c->op;
 	struct nicd_wait w = op->w;
 	int r;
 
+	*vpage = w.kind == NICD_W_FAULT ? w.vpage : 0;
 	if (w.kind != NICD_W_FAULT && w.kind != NICD_W_FAULTQ)
 		return 0;
 	r = nicd_wait_poll(n, &op->w);
@@ -454,6 +574,7 @@ int nicd_remote_op(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	struct nicd_op *op = &c->op;
 	struct nicd_node *nd = &n->node[ELAN_ADDR_NODE(op->cmd.dst)];
 	struct nicd_fmsg m;
+	uint64_t vpage;
 	int r;
 
 	if (!op->rtag) {
@@ -471,13 +592,13 @@ int nicd_remote_op(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	/* a link lost: nothing in flight will come back */
 	if (!nd->rup || nd->rlink != op->rlink)
 		return ELAN_E_NODE_DOWN;
-	r = local_wait(n, c);
+	r = local_wait(n, c, &vpage);
 	if (r == NICD_PENDING)
 		return r;
 	if (r) {
 		if (op->cmd.op != ELAN_OP_PUT && op->cmd.op != ELAN_OP_GET)
 			return r;
-		rw_fail(op, op->rbase, r);
+		rw_cut(op, vpage, r);
 	}
 	if (op->rwait)
 		return NICD_PENDING;	/* its reply is awaited */
@@ -540,35 +661,28 @@ void nicd_remote_evrel(struct nicd *n, const struct nicd_target *t)
 			  t->node, t->ctx);
 }
 
-/* GET data for chunk k of c's op: place it under our bracket. */
+/* GET data for chunk k of c's op: place it under our brackets. */
 static void get_place(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		      uint32_t k, const void *data)
 {
 	struct nicd_op *op = &c->op;
 	uint64_t off = chunk_start(op, k);
-	uint32_t len = chunk_len(op, k), bit = 1u << (k - op->rbase);
+	uint32_t len = chunk_len(op, k), bit = 1u << (k - op->rbase), done;
 	struct nicd_wait w = { 0 };
-	struct iovec iov[2];
-	int cnt, r, i;
+	int r;
 
-	nicd_bracket_open(c->nd, e->idx, c->idx);
-	r = local_pieces(n, c, op->cmd.laddr + off, len, op->cmd.len - off, 1,
-			 iov, &cnt, &w);
-	for (i = 0; r == 0 && i < cnt; i++) {
-		memcpy(iov[i].iov_base, data, iov[i].iov_len);
-		data = (const uint8_t *)data + iov[i].iov_len;
-	}
-	nicd_bracket_close(c->nd, e->idx);
+	r = local_copy(n, e, c, op->cmd.laddr + off, op->cmd.len - off,
+		       (uint8_t *)data, len, 1, &done, &w);
 	op->rsent &= ~bit;
 	if (r == 0)
 		op->racked |= bit;
 	else if (r == NICD_PENDING) {
-		/* the page went since the request: asked again once the
+		/* a page went since the request: asked again once the
 		 * fault is served */
 		if (op->w.kind == NICD_W_NONE || op->w.kind == NICD_W_REMOTE)
 			op->w = w;
 	} else {
-		rw_fail(op, k, r);
+		rw_fail(op, k, r, done);
 	}
 }
 
@@ -604,9 +718,17 @@ static int rx_reply(struct nicd *n, struct nicd_engine *e, uint32_t host,
 		if (k < op->rbase || k - op->rbase >= NICD_RWIN ||
 		    !(op->rsent & (1u << (k - op->rbase))))
 			return 0;	/* asked again meanwhile: a duplicate */
-		if (m->status != ELAN_OK) {
+		if (k >= chunk_count(op)) {	/* past a cut (rw_cut) */
 			op->rsent &= ~(1u << (k - op->rbase));
-			rw_fail(op, k, m->status);
+			return 0;
+		}
+		if (m->status != ELAN_OK) {
+			/* a put says how much of its chunk it wrote */
+			if (m->aop == NICD_FM_PUT && m->a >= chunk_len(op, k))
+				return bad(n, host, m, "more written than asked");
+			op->rsent &= ~(1u << (k - op->rbase));
+			rw_fail(op, k, m->status,
+				m->aop == NICD_FM_PUT ? (uint32_t)m->a : 0);
 		} else if (m->aop == NICD_FM_GET) {
 			if (len != chunk_len(op, k) || m->len != len)
 				return bad(n, host, m, "get data of the wrong length");
@@ -660,12 +782,14 @@ static void reply_init(struct nicd_fmsg *rep, const struct nicd_fmsg *rq,
 	rep->ctx = rq->ctx;
 }
 
+/* part: a PUT's bytes written before its error */
 static int reply(struct nicd *n, uint32_t host, const struct nicd_fmsg *rq,
-		 int status)
+		 int status, uint32_t part)
 {
 	struct nicd_fmsg rep;
 
 	reply_init(&rep, rq, status);
+	rep.a = part;
 	return fsend(n, host, &rep, NULL, 0);
 }
 
@@ -699,22 +823,50 @@ static struct nicd_rres *rres_take(struct nicd *n, uint32_t host,
 	return NULL;
 }
 
-/* GET: read the chunk under the target's bracket straight into the
- * reply.  NICD_PENDING (w: a fault, or NONE: a busy link), 0 sent, or an
- * error status to reply. */
+/*
+ * GET: a chunk in one target page is read under the target's bracket
+ * straight into the reply (read before fsend returns); a bigger one is
+ * copied under the target's brackets (nicd_rna_rw) into a buffer the
+ * transport takes over.  NICD_PENDING (w: a fault, or NONE: a busy link
+ * or no memory; all of it is read again then), 0 sent, or an error
+ * status to reply.
+ */
 static int owner_get(struct nicd *n, struct nicd_engine *e, uint32_t host,
 		     const struct nicd_fmsg *m, const struct nicd_target *t,
 		     struct nicd_wait *w)
 {
+	struct nicd_fbuf *b;
 	struct nicd_fmsg rep;
 	struct nicd_ctx *tc;
 	struct iovec iov;
+	uint32_t off, l;
 	uint8_t *tp;
 	int r;
 
 	tc = owner_target(n, t, &r);
 	if (!tc)
 		return r;
+	if (m->len > page_rest(m->addr)) {
+		b = malloc(sizeof(*b) + m->len);
+		if (!b)
+			return NICD_PENDING;
+		for (off = 0; off < m->len; off += l) {
+			l = m->len - off < NICD_RUN_MAX ? m->len - off : NICD_RUN_MAX;
+			r = nicd_rna_rw(n, e, t, m->addr + off, m->len - off,
+					b->data + off, &l, 0, w);
+			if (r) {
+				free(b);
+				return r;
+			}
+		}
+		reply_init(&b->m, m, ELAN_OK);
+		b->m.len = m->len;
+		if (fsend_buf(n, host, b) == NICD_PENDING) {
+			w->kind = NICD_W_NONE;	/* parked, read again */
+			return NICD_PENDING;
+		}
+		return 0;	/* sent, or no link: nobody to tell */
+	}
 	nicd_bracket_open(tc->nd, e->idx, tc->idx);
 	r = nicd_xlate(n, tc->nd, tc->idx, m->addr, m->len, 0, 1, &tp, w);
 	if (r == 0) {
@@ -792,12 +944,12 @@ static int owner_evres(struct nicd *n, uint32_t host,
  */
 static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
 		      const struct nicd_fmsg *m, const uint8_t *data,
-		      struct nicd_wait *w, struct nicd_fmsg *rep)
+		      struct nicd_wait *w, uint32_t *done, struct nicd_fmsg *rep)
 {
 	struct nicd_target t = { m->node, m->ctx, m->gen, m->epoch, m->cap };
 	struct iovec iov;
 	uint64_t old = 0;
-	uint32_t l, off;
+	uint32_t l;
 	int r;
 
 	reply_init(rep, m, ELAN_OK);
@@ -810,15 +962,18 @@ static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	case NICD_FM_PUT:
 		if (!owner_target(n, &t, &r))
 			break;
-		/* a chunk lies in one page (owner_check), so one copy; were
-		 * it not, the rest would follow (a retry rewrites the same) */
-		for (off = 0; off < m->len; off += l) {
-			l = m->len - off;
-			r = nicd_rna_rw(n, e, &t, m->addr + off, m->len - off,
-					(uint8_t *)data + off, &l, 1, w);
+		/* a run of contiguous target pages per bracket; a retry
+		 * after a fault goes on from where it waited (*done) */
+		for (r = 0; *done < m->len; *done += l) {
+			l = m->len - *done < NICD_RUN_MAX ? m->len - *done :
+			    NICD_RUN_MAX;
+			r = nicd_rna_rw(n, e, &t, m->addr + *done,
+					m->len - *done,
+					(uint8_t *)data + *done, &l, 1, w);
 			if (r)
 				break;
 		}
+		rep->a = *done;	/* an error: how much landed */
 		break;
 	case NICD_FM_GET:
 		r = owner_get(n, e, host, m, &t, w);
@@ -853,15 +1008,21 @@ static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	return 0;
 }
 
+/* Data bytes a parked request keeps. */
+static uint32_t park_dlen(const struct nicd_fmsg *m)
+{
+	return m->type == NICD_FM_PUT || m->type == NICD_FM_SEND ? m->len : 0;
+}
+
 /* Keep request m (or, type REPLY, a reply to send) for later. */
 static int park(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
-		const void *data, const struct nicd_wait *w)
+		const void *data, const struct nicd_wait *w, uint32_t done)
 {
-	uint32_t dlen = m->type == NICD_FM_PUT || m->type == NICD_FM_SEND ?
-			m->len : 0;
+	uint32_t dlen = park_dlen(m);
 	struct nicd_rpark *p, **pp;
 
-	if (n->nrpark >= NICD_RPARK_MAX)
+	if (n->nrpark >= NICD_RPARK_MAX ||
+	    n->rpark_bytes + dlen > NICD_RPARK_BYTES)
 		return -1;
 	p = malloc(sizeof(*p) + dlen);
 	if (!p)
@@ -869,6 +1030,7 @@ static int park(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
 	p->next = NULL;
 	p->host = host;
 	p->retries = 0;
+	p->done = done;
 	p->w = *w;
 	p->m = *m;
 	if (dlen)
@@ -877,24 +1039,25 @@ static int park(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
 		;
 	*pp = p;
 	n->nrpark++;
+	n->rpark_bytes += dlen;
 	return 0;
 }
 
 /* Run request m and answer it.  1: it waits (the caller keeps it). */
 static int owner_run(struct nicd *n, struct nicd_engine *e, uint32_t host,
 		     const struct nicd_fmsg *m, const uint8_t *data,
-		     struct nicd_wait *w)
+		     struct nicd_wait *w, uint32_t *done)
 {
 	struct nicd_fmsg rep;
 	struct nicd_wait none = { 0 };
 
-	if (owner_exec(n, e, host, m, data, w, &rep) == NICD_PENDING)
+	if (owner_exec(n, e, host, m, data, w, done, &rep) == NICD_PENDING)
 		return 1;
 	if (!rep.type || fsend(n, host, &rep, NULL, 0) != NICD_PENDING)
 		return 0;
 	/* The work is done (an atomic ran, a message was received): never
 	 * again.  Only its reply waits for the link. */
-	if (park(n, host, &rep, NULL, &none) < 0)
+	if (park(n, host, &rep, NULL, &none, 0) < 0)
 		nicd_logf(n, NICD_LOG_WARN,
 			  "fabric: host %u: a reply lost (too many waiting)", host);
 	return 0;
@@ -904,8 +1067,6 @@ static int owner_run(struct nicd *n, struct nicd_engine *e, uint32_t host,
 static int owner_check(struct nicd *n, uint32_t host,
 		       const struct nicd_fmsg *m, size_t len)
 {
-	uint64_t in_page = m->addr & (NICD_PAGE - 1);
-
 	if (m->node >= n->nodes || !n->node[m->node].configured ||
 	    n->node[m->node].remote || m->ctx >= ELAN_MAX_CTX)
 		return bad(n, host, m, "not a node of ours");
@@ -913,7 +1074,7 @@ static int owner_check(struct nicd *n, uint32_t host,
 	case NICD_FM_PUT:
 	case NICD_FM_GET:
 		if (!m->len || m->len > NICD_FAB_CHUNK ||
-		    in_page + m->len > NICD_PAGE)
+		    m->addr + m->len < m->addr)
 			return bad(n, host, m, "bad chunk");
 		if (len != (m->type == NICD_FM_PUT ? m->len : 0))
 			return bad(n, host, m, "data length");
@@ -993,6 +1154,7 @@ int nicd_remote_rx(struct nicd *n, struct nicd_engine *e, uint32_t host,
 		   const struct nicd_fmsg *m, const void *data, size_t len)
 {
 	struct nicd_wait w = { 0 };
+	uint32_t done = 0;
 
 	n->rstat_rx++;
 	switch (m->type) {
@@ -1016,13 +1178,13 @@ int nicd_remote_rx(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	}
 	if (owner_check(n, host, m, len)) {
 		if (m->type != NICD_FM_EVPOST && m->type != NICD_FM_EVREL)
-			reply(n, host, m, ELAN_E_NO_CONTEXT);
+			reply(n, host, m, ELAN_E_NO_CONTEXT, 0);
 		return -1;
 	}
-	if (owner_run(n, e, host, m, data, &w) &&
-	    park(n, host, m, data, &w) < 0) {
+	if (owner_run(n, e, host, m, data, &w, &done) &&
+	    park(n, host, m, data, &w, done) < 0) {
 		bad(n, host, m, "too many requests waiting");
-		reply(n, host, m, ELAN_E_QUEUE);
+		reply(n, host, m, ELAN_E_QUEUE, 0);
 	}
 	return 0;
 }
@@ -1033,6 +1195,7 @@ static void unpark(struct nicd *n, struct nicd_rpark **pp)
 
 	*pp = p->next;
 	n->nrpark--;
+	n->rpark_bytes -= park_dlen(&p->m);
 	free(p);
 }
 
@@ -1067,13 +1230,14 @@ int nicd_remote_poll(struct nicd *n, struct nicd_engine *e)
 			if (r) {
 				if (p->m.type != NICD_FM_EVPOST &&
 				    p->m.type != NICD_FM_EVREL)
-					reply(n, p->host, &p->m, r);
+					reply(n, p->host, &p->m, r,
+					      p->m.type == NICD_FM_PUT ? p->done : 0);
 				unpark(n, pp);
 				work++;
 				continue;
 			}
 		}
-		if (owner_run(n, e, p->host, &p->m, p->data, &p->w)) {
+		if (owner_run(n, e, p->host, &p->m, p->data, &p->w, &p->done)) {
 			pp = &p->next;	/* waits again */
 			continue;
 		}

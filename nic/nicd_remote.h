@@ -7,7 +7,9 @@
  *
  * The library knows no transport: it builds and parses messages (header
  * struct nicd_fmsg, then up to NICD_FAB_CHUNK bytes of data) and hands
- * them to fabric->send(); the transport authenticates peers and gives
+ * them to fabric->send() (small: read before it returns) or
+ * fabric->send_buf() (big: a buffer of ours the transport takes over);
+ * the transport authenticates peers and gives
  * every message of a linked peer to nicd_remote_rx().  Both run on the
  * engine's thread, between steps or inside one (threading as nicd.h).
  */
@@ -52,16 +54,37 @@ struct nicd_fmsg {
 	uint32_t pad;
 	uint64_t cap;
 	uint64_t addr;
-	uint64_t a, b;
+	uint64_t a, b;		/* REPLY to a PUT that failed: a = bytes written */
 };
 
-/* Most data bytes in one message: one target page (a PUT or GET chunk, a
- * SEND); the transport sends header + data in one go (UCX AM short). */
-#define NICD_FAB_CHUNK	4096u
+/*
+ * Most data bytes in one message: a PUT or GET chunk (256 KiB: over tcp
+ * here fabric_test's 1 MiB put/get went 2.5, 2.8, 3.4 GB/s with 64, 128
+ * and 256 KiB chunks; up to 16 in flight).  A chunk of at most
+ * NICD_FAB_IMM bytes in one page of the sender goes straight from guest
+ * RAM by send(), read before it returns (UCX AM short: latency); a
+ * bigger one is copied out under the sender's brackets into a buffer
+ * of ours, handed over by send_buf() (UCX eager or rendezvous, completed
+ * later, never touching guest RAM), and copied in by the receiver under
+ * its brackets.  Why not straight into guest RAM: a transfer that runs
+ * after its step would need a bracket held open that long, naming every
+ * page it touches (elan_hw.h: 2 runs per engine), which the device ABI
+ * cannot say yet.
+ */
+#define NICD_FAB_CHUNK	262144u
+#define NICD_FAB_IMM	4096u
 /* Chunks of one put/get in flight (at most 32: bits of rsent/racked). */
 #define NICD_RWIN	16u
 /* Requests the owner keeps waiting at most (faults, ring space). */
 #define NICD_RPARK_MAX	32768u
+/* ... and the data bytes they keep at most (a PUT keeps its chunk) */
+#define NICD_RPARK_BYTES	(256ull << 20)
+
+/* A message with its data in one buffer, given to the transport. */
+struct nicd_fbuf {
+	struct nicd_fmsg m;
+	uint8_t data[];		/* m.len bytes */
+};
 
 /* The transport. */
 struct nicd_fabric_ops {
@@ -73,6 +96,14 @@ struct nicd_fabric_ops {
 	 */
 	int (*send)(void *arg, uint32_t host, const struct nicd_fmsg *m,
 		    const struct iovec *iov, int iovcnt);
+	/*
+	 * Send b (b->m.len <= NICD_FAB_CHUNK bytes of data).  0: taken,
+	 * the transport frees b once sent or failed; NICD_PENDING: too
+	 * much is queued to that host already (a peer that does not read
+	 * must not make us hold unbounded memory), b stays the caller's,
+	 * try again; ELAN_E_NODE_DOWN: no link, b freed.
+	 */
+	int (*send_buf)(void *arg, uint32_t host, struct nicd_fbuf *b);
 };
 
 /* An owner's request that waits (a fault at its node, ring space). */
@@ -80,6 +111,7 @@ struct nicd_rpark {
 	struct nicd_rpark *next;
 	uint32_t host;
 	uint32_t retries;	/* acks "loaded" with the page still missing */
+	uint32_t done;		/* PUT: bytes written before it waited */
 	struct nicd_wait w;
 	struct nicd_fmsg m;
 	uint8_t data[];		/* m.len bytes (PUT, SEND) */

@@ -8,7 +8,10 @@
  * way QEMU does and plays driver and user for every node, as ivsh_test
  * does for one nicd: put, get, atomics and sends between nodes of
  * different hosts, checked byte for byte with the bytes around them;
- * faults served at both ends; protection errors; latency and bandwidth
+ * faults served at both ends, also in the middle of big chunks, and a
+ * fault error there (the bytes before it counted); pages moved by a
+ * driver thread (shootdown) under big puts and gets, none written after
+ * its release; protection errors; latency and bandwidth
  * across hosts beside the same figures within one; a peer SIGKILLed with
  * ops in flight (each ends in exactly one NODE_DOWN event, within the
  * bound); the link cut (the peer SIGSTOPped: silent, found by the
@@ -27,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +209,10 @@ static void doorbell(int i, int vec)
 		perror("doorbell");
 }
 
+/* The page tables: the fault service reads them, test_shootdown's page
+ * mover changes them. */
+static pthread_mutex_t pt_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The drivers' part while waiting: serve the faults of every node,
  * waiting up to ms for a fault interrupt. */
 static void drivers_wait(int ms)
@@ -223,7 +231,10 @@ static void drivers_wait(int ms)
 		if (p[i].revents & POLLIN)
 			while (read(p[i].fd, &val, 8) == 8)
 				;
-	if (th_service_faults(&t))
+	pthread_mutex_lock(&pt_lock);
+	i = th_service_faults(&t);
+	pthread_mutex_unlock(&pt_lock);
+	if (i)
 		for (i = 0; i < NODES; i++)
 			doorbell(i, ELAN_DB_FAULT);
 }
@@ -482,7 +493,8 @@ static int xfer_check(struct th_ctx *x, struct th_ctx *y, uint64_t len,
 
 static int test_rw(void)
 {
-	static const uint64_t lens[] = { 1, 8, 100, 4096, 4097, 65536 + 3, 1 << 20 };
+	static const uint64_t lens[] = { 1, 8, 100, 4096, 4097, 65536 + 3,
+					 1 << 20, 3 * 262144 + 4095 };
 	unsigned i;
 
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -578,6 +590,7 @@ static int test_errors(void)
 	struct th_ctx *wrong = attach(2, 5, 78, 16);
 	struct elan_cmd cmd;
 	struct elan_event ev;
+	uint64_t served[2];
 	int r;
 
 	CHECK(wrong, "attach");
@@ -599,6 +612,30 @@ static int test_errors(void)
 	CHECK(r == ELAN_E_LOCAL_FAULT && ev.len == 2 * 4096,
 	      "get past our memory: %s, len %u (want LOCAL_FAULT, 8192)",
 	      nicd_status_name(r), ev.len);
+	/* the same in the middle of a second big chunk, at odd offsets:
+	 * the first chunk and the second's bytes before the fault count */
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 5), th_va(b, 1024 * 4096 - 300001),
+		     400000);
+	r = do_cmd(a, &cmd, &ev);
+	CHECK(r == ELAN_E_REMOTE_FAULT && ev.len == 300001,
+	      "400000 B put 300001 B before the target's end: %s, len %u (want REMOTE_FAULT, 300001)",
+	      nicd_status_name(r), ev.len);
+	cmd = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a, 2048 * 4096 - 300003), th_va(b, 7),
+		     400000);
+	r = do_cmd(a, &cmd, &ev);
+	CHECK(r == ELAN_E_LOCAL_FAULT && ev.len == 300003,
+	      "400000 B get 300003 B before our end: %s, len %u (want LOCAL_FAULT, 300003)",
+	      nicd_status_name(r), ev.len);
+	/* faults served in the middle of big chunks at both ends: pages
+	 * neither side touched before */
+	served[0] = t.node[0].faults_served;
+	served[1] = t.node[2].faults_served;
+	if (xfer_check(a, b, 700001, 5 * 262144 + 77, 2 * 262144 * 4 + 4001, 3))
+		return 1;
+	CHECK(t.node[0].faults_served > served[0] && t.node[2].faults_served > served[1],
+	      "no faults served for fresh pages (node 0 %llu, node 2 %llu)",
+	      (unsigned long long)(t.node[0].faults_served - served[0]),
+	      (unsigned long long)(t.node[2].faults_served - served[1]));
 	th_detach(&t, wrong);
 	doorbell(2, ELAN_DB_CTX);
 	/* the target detached and attached again (a new generation): the
@@ -665,6 +702,137 @@ static int test_figures(void)
 	       l1, p1, g1);
 	printf("# cross host (node 0 -> node 2): 8 B put %.1f us, 1 MiB put %.3f GB/s, get %.3f GB/s\n",
 	       l2, p2, g2);
+	return 0;
+}
+
+/*
+ * Never stale across hosts: a driver thread keeps moving pages of the
+ * put target (node 2, h1's) and of the get destination (node 0) while
+ * big puts and gets run between them, as the kernel would: remove the
+ * entry, fence, wait for every odd engine seq of that node to change,
+ * then poison the old page and point the page table at a fresh one.  No
+ * old page may change after it was released: whatever holds guest data
+ * across the link must have let go of it (or closed its bracket) first.
+ */
+#define MOVE_WIN	160	/* pages of each window */
+#define MOVE_MAX	1200	/* moves per side at most */
+
+struct mover {
+	struct th_ctx *c[2];
+	uint64_t first[2];	/* first page of each window */
+	uint32_t spare[2];	/* next fresh page of each node */
+	uint64_t old[2][MOVE_MAX];
+	uint32_t nold[2];
+	volatile int stop;
+	unsigned int seed;
+};
+
+static void move_page(struct mover *mv, int side)
+{
+	struct th_ctx *c = mv->c[side];
+	struct elan_hw_header *h = c->tn->region;
+	uint64_t pg = mv->first[side] + (uint64_t)rand_r(&mv->seed) % MOVE_WIN;
+	uint64_t va = th_va(c, pg * 4096), old, seq;
+	struct elan_hw_tlbe *set = th_mmu_ways(c, elan_mmu_set(va, TH_MMU_SETS));
+	int w, e;
+
+	pthread_mutex_lock(&pt_lock);
+	old = c->pt[pg].pfn;
+	for (w = 0; w < ELAN_MMU_WAYS; w++)	/* invalidate: tag 0 */
+		if ((__atomic_load_n(&set[w].tag, __ATOMIC_RELAXED) & ~4095ull) == va)
+			__atomic_store_n(&set[w].tag, 0, __ATOMIC_RELAXED);
+	c->pt[pg].pfn = mv->spare[side]++;
+	pthread_mutex_unlock(&pt_lock);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (e = 0; e < ELAN_MAX_ENGINES; e++) {
+		seq = __atomic_load_n(&h->engine[e].seq, __ATOMIC_ACQUIRE);
+		if (seq & 1)
+			while (__atomic_load_n(&h->engine[e].seq, __ATOMIC_ACQUIRE) == seq &&
+			       !mv->stop)
+				;
+	}
+	memset(c->tn->ram + old * 4096, 0xee, 4096);	/* free: poisoned */
+	mv->old[side][mv->nold[side]++] = old;
+}
+
+static void *mover_main(void *arg)
+{
+	struct mover *mv = arg;
+
+	while (!mv->stop && mv->nold[0] < MOVE_MAX && mv->nold[1] < MOVE_MAX) {
+		move_page(mv, 0);
+		move_page(mv, 1);
+		usleep(100);
+	}
+	return NULL;
+}
+
+static int test_shootdown(void)
+{
+	static struct mover mv;
+	struct elan_cmd put, get;
+	struct elan_event ev;
+	int posted[2] = { 0 }, done[2] = { 0 }, i;
+	uint32_t k, j, bad = 0;
+	pthread_t th;
+	double t0;
+
+	mv.c[0] = b;		/* the put's target, at h1 */
+	mv.c[1] = a1;		/* the get's destination, at h0 */
+	mv.first[0] = 256;
+	mv.first[1] = 256;
+	for (i = 0; i < 2; i++) {
+		mv.spare[i] = mv.c[i]->tn->next_pfn;
+		CHECK(mv.spare[i] + MOVE_MAX < mv.c[i]->tn->mmu_pfn, "no spare pages");
+	}
+	mv.seed = 1;
+	put = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 3), th_va(b, 256 * 4096 + 5),
+		     MOVE_WIN * 4096 - 10);
+	get = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a1, 256 * 4096 + 9), th_va(b, 11),
+		     MOVE_WIN * 4096 - 20);
+	pthread_create(&th, NULL, mover_main, &mv);
+	for (t0 = now_s(); now_s() - t0 < 2 && mv.nold[0] < MOVE_MAX - 1 &&
+	     mv.nold[1] < MOVE_MAX - 1;) {
+		if (posted[0] == done[0] && post(a, &put) == 0)
+			posted[0]++;
+		if (posted[1] == done[1] && post(a1, &get) == 0)
+			posted[1]++;
+		drivers_wait(0);
+		while (th_poll_ev(a, &ev)) {
+			CHECK(ev.status == 0, "put while its pages move: %s",
+			      nicd_status_name(ev.status));
+			done[0]++;
+		}
+		while (th_poll_ev(a1, &ev)) {
+			CHECK(ev.status == 0, "get while its pages move: %s",
+			      nicd_status_name(ev.status));
+			done[1]++;
+		}
+	}
+	mv.stop = 1;
+	pthread_join(th, NULL);
+	for (i = 0; i < 2; i++) {
+		if (mv.spare[i] > mv.c[i]->tn->next_pfn)
+			mv.c[i]->tn->next_pfn = mv.spare[i];
+		for (t0 = now_s(); done[i] < posted[i] && now_s() - t0 < 10;) {
+			drivers_wait(1);
+			while (th_poll_ev(i ? a1 : a, &ev))
+				done[i]++;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < mv.nold[i]; k++) {
+			const uint8_t *p = mv.c[i]->tn->ram + mv.old[i][k] * 4096;
+
+			for (j = 0; j < 4096; j++)
+				bad += p[j] != 0xee;
+		}
+	CHECK(!bad, "%u bytes of released pages written after their release", bad);
+	CHECK(mv.nold[0] >= 50 && mv.nold[1] >= 50 && done[0] >= 5 && done[1] >= 5,
+	      "too little happened: %u and %u pages moved during %d puts and %d gets",
+	      mv.nold[0], mv.nold[1], done[0], done[1]);
+	printf("# %u + %u pages moved during %d puts and %d gets of %u KiB across hosts\n",
+	       mv.nold[0], mv.nold[1], done[0], done[1], MOVE_WIN * 4);
 	return 0;
 }
 
@@ -943,6 +1111,8 @@ int main(int argc, char **argv)
 		result("capability, no context, remote and local faults across hosts",
 		       test_errors());
 		result("latency and bandwidth, same host and across", test_figures());
+		result("pages moved (shootdown) under big puts and gets across hosts: none written after its release",
+		       test_shootdown());
 		r = test_peer_stopped(&stop_s, &back_s);
 		result("link cut (peer SIGSTOPped): ops in flight end in one NODE_DOWN each, within the bound; after SIGCONT both link again, neither restarted",
 		       r);

@@ -4,9 +4,11 @@
  * nodes 0 and 1 are ours, node 2 belongs to host 1, a hostile peer.
  * Fuzzed bytes become host 1's messages, delivered as the transport
  * would (nicd_remote_rx): requests at our nodes with forged targets,
- * capabilities, generations, lengths and data; replies to the requests
- * our ops really sent (the last ones, recorded by a fake transport) with
- * fuzzed status, chunk, length and data, and replies to nothing; STATE
+ * capabilities, generations, lengths and data (up to a whole 256 KiB
+ * chunk and past it); replies to the requests our ops really sent (the
+ * last ones, small or big, recorded by a fake transport) with fuzzed
+ * status, chunk, length, bytes written and data, and replies to
+ * nothing; STATE
  * with any nodes up; the link going down; a busy link.  Between them
  * engine steps, our own ops to node 2 (whose replies the peer makes up),
  * and checked rounds of put, get, fetch-add and send among
@@ -74,7 +76,28 @@ static int fake_send(void *arg, uint32_t host, const struct nicd_fmsg *m,
 	return 0;
 }
 
-static const struct nicd_fabric_ops fake_ops = { .send = fake_send };
+/* A big message: the buffer is the transport's from the call on. */
+static int fake_send_buf(void *arg, uint32_t host, struct nicd_fbuf *b)
+{
+	(void)arg;
+	if (host != PEER)
+		die("a message to a host that does not exist");
+	if (b->m.len > NICD_FAB_CHUNK)
+		die("a message bigger than a chunk");
+	if (link_mode == 1)
+		return NICD_PENDING;	/* too much queued: b stays the caller's */
+	if (link_mode == 2) {
+		free(b);
+		return ELAN_E_NODE_DOWN;
+	}
+	sent[nsent++ % NSENT] = b->m;
+	free(b);
+	return 0;
+}
+
+static const struct nicd_fabric_ops fake_ops = {
+	.send = fake_send, .send_buf = fake_send_buf,
+};
 
 /* The peer says node 2 is up (epoch 5) or not. */
 static void peer_state(int up, uint32_t epoch)
@@ -183,7 +206,8 @@ static void peer_request(struct in *in)
 		m.addr &= ~7ull;
 	m.a = take(in, 8);
 	m.b = take(in, 8);
-	dlen = (uint32_t)take(in, 2) % (sizeof(data) + 1);
+	/* up to a whole chunk and past it: big PUTs, their lengths forged */
+	dlen = (uint32_t)take(in, 3) % (sizeof(data) + 1);
 	m.len = how & 32 ? dlen : (uint32_t)take(in, 4);
 	if (m.type == NICD_FM_GET && (how & 64))
 		dlen = 0;
@@ -207,22 +231,23 @@ static void peer_reply(struct in *in)
 		m.tag = rq->tag;
 		m.chunk = how & 2 ? rq->chunk : (uint32_t)take(in, 2);
 		m.aop = how & 4 ? rq->type : (uint8_t)take(in, 1);
-		dlen = how & 8 ? rq->len : (uint32_t)take(in, 2);
+		dlen = how & 8 ? rq->len : (uint32_t)take(in, 3);
 	} else {
 		m.src = (uint32_t)take(in, 4);
 		m.tag = (uint32_t)take(in, 4);
 		m.chunk = (uint32_t)take(in, 2);
 		m.aop = (uint8_t)take(in, 1);
-		dlen = (uint32_t)take(in, 2);
+		dlen = (uint32_t)take(in, 3);
 	}
 	if (dlen > sizeof(data))
 		dlen = sizeof(data);
 	m.type = NICD_FM_REPLY;
 	m.status = how & 16 ? 0 : (uint8_t)take(in, 1);
-	m.len = how & 32 ? dlen : (uint32_t)take(in, 2);
+	m.len = how & 32 ? dlen : (uint32_t)take(in, 3);
 	m.gen = (uint32_t)take(in, 1);
 	m.epoch = (uint32_t)take(in, 1);
-	m.a = take(in, 8);
+	/* a failed PUT's bytes written: within its chunk, or forged */
+	m.a = how & 64 ? take(in, 3) : take(in, 8);
 	for (i = 0; i < dlen; i++)
 		data[i] = (uint8_t)(0x3c + i);
 	nicd_remote_rx(&t.n, &t.e, PEER, &m, data, dlen);
