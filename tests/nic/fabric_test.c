@@ -43,6 +43,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include "harness.h"
+#include "guest_conn.h"
 
 #define NODES		4
 #define RAM		(32u << 20)
@@ -74,16 +75,6 @@ static void result(const char *name, int r)
 	fflush(stdout);
 }
 
-struct guest {
-	char sock[108];
-	char ramfile[64];
-	int sock_fd;
-	int region_fd;
-	int db[ELAN_NR_IRQS];
-	int irq[ELAN_NR_IRQS];
-	struct elan_hw_header *hdr;
-};
-
 static struct th t;
 static struct guest g[NODES];
 static pid_t nicd_pid[2], impostor_pid;
@@ -101,112 +92,20 @@ static double now_s(void)
 
 /* ------------------------------------------------------------ guests */
 
-static int recv_msg(int fd, int64_t *v, int *rfd)
-{
-	struct msghdr msg = { 0 };
-	struct iovec iov;
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
-	struct cmsghdr *cm;
-	uint64_t le;
-
-	iov.iov_base = &le;
-	iov.iov_len = sizeof(le);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = c.buf;
-	msg.msg_controllen = sizeof(c.buf);
-	if (recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(le))
-		return -1;
-	*v = (int64_t)le64toh(le);
-	*rfd = -1;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-			memcpy(rfd, CMSG_DATA(cm), sizeof(int));
-	return 0;
-}
-
-static int connect_sock(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	strcpy(sa.sun_path, path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Connect like QEMU's ivshmem-doorbell device (ivsh_test checks every
- * message; here only what the test needs). */
 static int guest_connect(int i)
 {
-	struct guest *gg = &g[i];
-	struct th_node *tn = &t.node[i];
-	int64_t v;
-	int fd, k, j;
-
-	gg->sock_fd = connect_sock(gg->sock);
-	CHECK(gg->sock_fd >= 0, "connect %s: %s", gg->sock, strerror(errno));
-	CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == 0, "version message");
-	CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == 1, "id message");
-	CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == -1 && fd >= 0, "shm message");
-	gg->region_fd = fd;
-	for (k = 0; k < ELAN_NR_IRQS; k++) {
-		CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && fd >= 0, "doorbell fd");
-		gg->db[k] = fd;
-	}
-	for (k = 0; k < ELAN_NR_IRQS; k++) {
-		CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && fd >= 0, "irq fd");
-		gg->irq[k] = fd;
-		fcntl(fd, F_SETFL, O_NONBLOCK);
-	}
-	gg->hdr = mmap(NULL, ELAN_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       gg->region_fd, 0);
-	CHECK(gg->hdr != MAP_FAILED, "mmap region");
-	for (k = 0; k < 1000 && __atomic_load_n(&gg->hdr->magic, __ATOMIC_ACQUIRE) !=
-	     ELAN_HW_MAGIC; k++)
-		usleep(1000);
-	CHECK(gg->hdr->magic == ELAN_HW_MAGIC && gg->hdr->node == (uint32_t)i &&
-	      gg->hdr->nodes == NODES, "region header: node %u of %u nodes",
-	      gg->hdr->node, gg->hdr->nodes);
-	tn->region = gg->hdr;
-	tn->fault_head = 0;
-	tn->next_pfn = 16;
-	for (j = 0; j < ELAN_MAX_CTX; j++) {
-		free(tn->ctx[j].pt);
-		tn->ctx[j].pt = NULL;
-		tn->ctx[j].used = 0;
-	}
-	return 0;
+	return guest_conn_open(&g[i], &t.node[i], (uint32_t)i, NODES, why,
+			       sizeof(why));
 }
 
 static void guest_disconnect(int i)
 {
-	int k;
-
-	if (!t.node[i].region)
-		return;
-	close(g[i].sock_fd);
-	for (k = 0; k < ELAN_NR_IRQS; k++) {
-		close(g[i].db[k]);
-		close(g[i].irq[k]);
-	}
-	munmap(g[i].hdr, ELAN_REGION_SIZE);
-	close(g[i].region_fd);
-	t.node[i].region = NULL;
+	guest_conn_close(&g[i], &t.node[i]);
 }
 
 static void doorbell(int i, int vec)
 {
-	uint64_t one = 1;
-
-	if (t.node[i].region && write(g[i].db[vec], &one, 8) != 8)
-		perror("doorbell");
+	guest_conn_ring(&g[i], vec);
 }
 
 /* The page tables: the fault service reads them, test_shootdown's page
@@ -837,6 +736,41 @@ static int test_shootdown(void)
 }
 
 /*
+ * A 4 MiB put from a and a 4 MiB get into a1, both with b, started (put:
+ * the put's command); then h1's nicd gets sig, and each op's event is
+ * waited for until limit s after it: got[i] says whether op i's came,
+ * *last_s when the later of the two came.  1 (why) if they were not posted.
+ */
+static int two_ops_then_signal(int sig, double limit, struct elan_cmd *put,
+			       struct elan_event ev[2], int got[2],
+			       double *last_s)
+{
+	struct elan_cmd get;
+	struct th_ctx *from[2] = { a, a1 };
+	double t0, at[2] = { -1, -1 };
+	int i;
+
+	*put = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 4 << 20);
+	get = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a1, 0), th_va(b, 0), 4 << 20);
+	got[0] = got[1] = 0;
+	CHECK(post(a, put) == 0 && post(a1, &get) == 0, "post");
+	for (t0 = now_s(); now_s() - t0 < 0.003;)
+		drivers();	/* let them start */
+	t0 = now_s();
+	kill(nicd_pid[1], sig);
+	while (now_s() - t0 < limit && (!got[0] || !got[1])) {
+		for (i = 0; i < 2; i++)
+			if (!got[i] && th_poll_ev(from[i], &ev[i])) {
+				got[i] = 1;
+				at[i] = now_s() - t0;
+			}
+		drivers();
+	}
+	*last_s = at[0] > at[1] ? at[0] : at[1];
+	return 0;
+}
+
+/*
  * The link cut: h1 SIGSTOPped (its process and sockets stay, it only
  * falls silent, as a host whose cable is pulled or that hangs) with two
  * long ops in flight from node 0: h0 must declare it down by the missing
@@ -846,47 +780,31 @@ static int test_shootdown(void)
  */
 static int test_peer_stopped(double *down_s, double *back_s)
 {
-	struct elan_cmd put, get;
-	struct elan_event ev0, ev1, extra;
-	double t0, t_a = -1, t_a1 = -1;
-	int got0 = 0, got1 = 0, r = 0;
+	struct elan_cmd put;
+	struct elan_event ev[2], extra;
+	double t0, last;
+	int got[2], r = 0;
 
-	put = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 4 << 20);
-	get = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a1, 0), th_va(b, 0), 4 << 20);
-	CHECK(post(a, &put) == 0 && post(a1, &get) == 0, "post");
-	for (t0 = now_s(); now_s() - t0 < 0.003;)
-		drivers();	/* let them start */
-	t0 = now_s();
-	kill(nicd_pid[1], SIGSTOP);
 	/* the bound and a second more, then h1 goes on whatever happened */
-	while (now_s() - t0 < DOWN_BOUND_S + 1 && (!got0 || !got1)) {
-		if (!got0 && th_poll_ev(a, &ev0)) {
-			got0 = 1;
-			t_a = now_s() - t0;
-		}
-		if (!got1 && th_poll_ev(a1, &ev1)) {
-			got1 = 1;
-			t_a1 = now_s() - t0;
-		}
-		drivers();
-	}
-	if (got0 && got1)
-		*down_s = t_a > t_a1 ? t_a : t_a1;
-	if (!got0 || !got1)
+	if (two_ops_then_signal(SIGSTOP, DOWN_BOUND_S + 1, &put, ev, got, &last))
+		return 1;
+	if (got[0] && got[1])
+		*down_s = last;
+	if (!got[0] || !got[1])
 		snprintf(why, sizeof(why),
 			 "ops in flight without an event %.1f s after h1 fell silent (put %d, get %d)",
-			 DOWN_BOUND_S + 1, got0, got1), r = 1;
+			 DOWN_BOUND_S + 1, got[0], got[1]), r = 1;
 	else if (*down_s >= DOWN_BOUND_S)
 		snprintf(why, sizeof(why), "NODE_DOWN after %.2f s (bound %.1f s)",
 			 *down_s, DOWN_BOUND_S), r = 1;
-	else if (!((ev0.status == ELAN_E_NODE_DOWN && ev0.len < (4u << 20)) ||
-		   (ev0.status == 0 && ev0.len == (4u << 20))) ||
-		 !((ev1.status == ELAN_E_NODE_DOWN && ev1.len < (4u << 20)) ||
-		   (ev1.status == 0 && ev1.len == (4u << 20))) ||
-		 !(ev0.status || ev1.status))
+	else if (!((ev[0].status == ELAN_E_NODE_DOWN && ev[0].len < (4u << 20)) ||
+		   (ev[0].status == 0 && ev[0].len == (4u << 20))) ||
+		 !((ev[1].status == ELAN_E_NODE_DOWN && ev[1].len < (4u << 20)) ||
+		   (ev[1].status == 0 && ev[1].len == (4u << 20))) ||
+		 !(ev[0].status || ev[1].status))
 		snprintf(why, sizeof(why), "put: %s, len %u; get: %s, len %u",
-			 nicd_status_name(ev0.status), ev0.len,
-			 nicd_status_name(ev1.status), ev1.len), r = 1;
+			 nicd_status_name(ev[0].status), ev[0].len,
+			 nicd_status_name(ev[1].status), ev[1].len), r = 1;
 	else if (wait_nodes_up(0, 0x3, 0.5))
 		snprintf(why, sizeof(why), "node 0 still sees nodes_up %#llx",
 			 (unsigned long long)g[0].hdr->nodes_up), r = 1;
@@ -896,9 +814,9 @@ static int test_peer_stopped(double *down_s, double *back_s)
 	kill(nicd_pid[1], SIGCONT);
 	if (r) {
 		/* the ops end once h1 is back (or never): take their events */
-		for (double t1 = now_s(); now_s() - t1 < 3 && (!got0 || !got1);) {
-			got0 |= th_poll_ev(a, &ev0);
-			got1 |= th_poll_ev(a1, &ev1);
+		for (double t1 = now_s(); now_s() - t1 < 3 && (!got[0] || !got[1]);) {
+			got[0] |= th_poll_ev(a, &ev[0]);
+			got[1] |= th_poll_ev(a1, &ev[1]);
 			drivers();
 		}
 		wait_nodes_up(0, 0xf, 5);
@@ -926,44 +844,26 @@ static int test_peer_stopped(double *down_s, double *back_s)
  */
 static int test_peer_killed(double *down_s)
 {
-	struct elan_cmd put, get;
-	struct elan_event ev0, ev1, extra;
-	double t0, t_a = -1, t_a1 = -1;
-	int got0 = 0, got1 = 0;
+	struct elan_cmd put;
+	struct elan_event ev[2], extra;
+	int got[2];
 
-	put = th_cmd(ELAN_OP_PUT, th_addr(b), th_va(a, 0), th_va(b, 0), 4 << 20);
-	get = th_cmd(ELAN_OP_GET, th_addr(b), th_va(a1, 0), th_va(b, 0), 4 << 20);
-	CHECK(post(a, &put) == 0 && post(a1, &get) == 0, "post");
-	for (t0 = now_s(); now_s() - t0 < 0.003;)
-		drivers();	/* let them start */
-	t0 = now_s();
-	kill(nicd_pid[1], SIGKILL);
-	while (now_s() - t0 < 10 && (!got0 || !got1)) {
-		if (!got0 && th_poll_ev(a, &ev0)) {
-			got0 = 1;
-			t_a = now_s() - t0;
-		}
-		if (!got1 && th_poll_ev(a1, &ev1)) {
-			got1 = 1;
-			t_a1 = now_s() - t0;
-		}
-		drivers();
-	}
+	if (two_ops_then_signal(SIGKILL, 10, &put, ev, got, down_s))
+		return 1;
 	waitpid(nicd_pid[1], NULL, 0);
 	nicd_pid[1] = 0;
 	guest_disconnect(2);
 	guest_disconnect(3);
-	CHECK(got0 && got1, "ops in flight without an event 10 s after the kill (put %d, get %d)",
-	      got0, got1);
-	*down_s = t_a > t_a1 ? t_a : t_a1;
+	CHECK(got[0] && got[1], "ops in flight without an event 10 s after the kill (put %d, get %d)",
+	      got[0], got[1]);
 	/* the put may have finished before the kill: OK or NODE_DOWN */
-	CHECK((ev0.status == ELAN_E_NODE_DOWN && ev0.len < (4u << 20)) ||
-	      (ev0.status == 0 && ev0.len == (4u << 20)),
-	      "put: %s, len %u", nicd_status_name(ev0.status), ev0.len);
-	CHECK((ev1.status == ELAN_E_NODE_DOWN && ev1.len < (4u << 20)) ||
-	      (ev1.status == 0 && ev1.len == (4u << 20)),
-	      "get: %s, len %u", nicd_status_name(ev1.status), ev1.len);
-	CHECK(ev0.status || ev1.status, "both ops finished before the kill: nothing tested");
+	CHECK((ev[0].status == ELAN_E_NODE_DOWN && ev[0].len < (4u << 20)) ||
+	      (ev[0].status == 0 && ev[0].len == (4u << 20)),
+	      "put: %s, len %u", nicd_status_name(ev[0].status), ev[0].len);
+	CHECK((ev[1].status == ELAN_E_NODE_DOWN && ev[1].len < (4u << 20)) ||
+	      (ev[1].status == 0 && ev[1].len == (4u << 20)),
+	      "get: %s, len %u", nicd_status_name(ev[1].status), ev[1].len);
+	CHECK(ev[0].status || ev[1].status, "both ops finished before the kill: nothing tested");
 	CHECK(*down_s < DOWN_BOUND_S, "NODE_DOWN after %.2f s (bound %.1f s)", *down_s,
 	      DOWN_BOUND_S);
 	CHECK(wait_nodes_up(0, 0x3, DOWN_BOUND_S) == 0, "node 0 still sees nodes_up %#llx",
@@ -971,8 +871,8 @@ static int test_peer_killed(double *down_s)
 	usleep(300000);
 	CHECK(!th_poll_ev(a, &extra) && !th_poll_ev(a1, &extra),
 	      "a second event for an op in flight");
-	CHECK(do_cmd(a, &put, &ev0) == ELAN_E_NODE_DOWN, "new put to a lost node: %s",
-	      nicd_status_name(ev0.status));
+	CHECK(do_cmd(a, &put, &ev[0]) == ELAN_E_NODE_DOWN, "new put to a lost node: %s",
+	      nicd_status_name(ev[0].status));
 	/* h0's own nodes go on */
 	return xfer_check(a, c1, 100000, 1, 2, 3);
 }

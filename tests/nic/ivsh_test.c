@@ -28,6 +28,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include "harness.h"
+#include "guest_conn.h"
 
 #define NODES	2
 #define RAM	(64u << 20)
@@ -55,16 +56,6 @@ static void result(const char *name, int r)
 	fflush(stdout);
 }
 
-struct guest {
-	char sock[108];
-	char ramfile[64];
-	int sock_fd;
-	int region_fd;
-	int db[ELAN_NR_IRQS];		/* to nicd */
-	int irq[ELAN_NR_IRQS];		/* from nicd */
-	struct elan_hw_header *hdr;
-};
-
 static struct th t;
 static struct guest g[NODES];
 static pid_t nicd_pid;
@@ -78,119 +69,20 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int recv_msg(int fd, int64_t *v, int *rfd)
-{
-	struct msghdr msg = { 0 };
-	struct iovec iov;
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
-	struct cmsghdr *cm;
-	uint64_t le;
-	ssize_t r;
-
-	iov.iov_base = &le;
-	iov.iov_len = sizeof(le);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = c.buf;
-	msg.msg_controllen = sizeof(c.buf);
-	r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	if (r != (ssize_t)sizeof(le))
-		return -1;
-	*v = (int64_t)le64toh(le);
-	*rfd = -1;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-			memcpy(rfd, CMSG_DATA(cm), sizeof(int));
-	return 0;
-}
-
-static int connect_sock(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	strcpy(sa.sun_path, path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Connect like QEMU's ivshmem-doorbell device and check every message. */
 static int guest_connect(int i)
 {
-	struct guest *gg = &g[i];
-	struct th_node *tn = &t.node[i];
-	int64_t v;
-	int fd, k, j;
-
-	gg->sock_fd = connect_sock(gg->sock);
-	CHECK(gg->sock_fd >= 0, "connect %s: %s", gg->sock, strerror(errno));
-	CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == 0 && fd < 0,
-	      "version message: %lld fd %d", (long long)v, fd);
-	CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == 1 && fd < 0,
-	      "id message: %lld", (long long)v);
-	CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == -1 && fd >= 0,
-	      "shm message: %lld fd %d", (long long)v, fd);
-	gg->region_fd = fd;
-	for (k = 0; k < ELAN_NR_IRQS; k++) {
-		CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == ELAN_NIC_PEER_ID &&
-		      fd >= 0, "peer 0 vector %d: %lld fd %d", k, (long long)v, fd);
-		gg->db[k] = fd;
-	}
-	for (k = 0; k < ELAN_NR_IRQS; k++) {
-		CHECK(recv_msg(gg->sock_fd, &v, &fd) == 0 && v == 1 && fd >= 0,
-		      "own vector %d: %lld fd %d", k, (long long)v, fd);
-		gg->irq[k] = fd;
-		fcntl(fd, F_SETFL, O_NONBLOCK);
-	}
-	gg->hdr = mmap(NULL, ELAN_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       gg->region_fd, 0);
-	CHECK(gg->hdr != MAP_FAILED, "mmap region");
-	/* nicd_node_up runs right after the messages: wait for the magic */
-	for (k = 0; k < 1000 && __atomic_load_n(&gg->hdr->magic, __ATOMIC_ACQUIRE) !=
-	     ELAN_HW_MAGIC; k++)
-		usleep(1000);
-	CHECK(gg->hdr->magic == ELAN_HW_MAGIC && gg->hdr->version == ELAN_HW_VERSION &&
-	      gg->hdr->node == (uint32_t)i && gg->hdr->nodes == NODES &&
-	      gg->hdr->max_ctx == ELAN_MAX_CTX && gg->hdr->ctx_off == ELAN_REGION_OFF_CTX &&
-	      gg->hdr->ctx_stride == ELAN_CTX_STRIDE &&
-	      gg->hdr->region_size == ELAN_REGION_SIZE &&
-	      gg->hdr->nic_state == ELAN_NIC_UP, "region header wrong");
-	tn->region = gg->hdr;
-	tn->fault_head = 0;
-	tn->next_pfn = 16;
-	for (j = 0; j < ELAN_MAX_CTX; j++) {
-		free(tn->ctx[j].pt);
-		tn->ctx[j].pt = NULL;
-	}
-	return 0;
+	return guest_conn_open(&g[i], &t.node[i], (uint32_t)i, NODES, why,
+			       sizeof(why));
 }
 
 static void guest_disconnect(int i)
 {
-	int k;
-
-	close(g[i].sock_fd);
-	for (k = 0; k < ELAN_NR_IRQS; k++) {
-		close(g[i].db[k]);
-		close(g[i].irq[k]);
-	}
-	munmap(g[i].hdr, ELAN_REGION_SIZE);
-	close(g[i].region_fd);
-	t.node[i].region = NULL;	/* the fault service skips it */
+	guest_conn_close(&g[i], &t.node[i]);
 }
 
 static void doorbell(int i, int vec)
 {
-	uint64_t one = 1;
-
-	if (write(g[i].db[vec], &one, 8) != 8)
-		perror("doorbell");
+	guest_conn_ring(&g[i], vec);
 }
 
 /* Wait for an event of c, serving faults when the fault interrupt comes. */
@@ -469,7 +361,7 @@ static int test_sleep_and_irq(double idle_secs, double *cpu_pct)
 
 static int test_second_connection(void)
 {
-	int fd = connect_sock(g[0].sock);
+	int fd = guest_conn_socket(g[0].sock);
 	struct pollfd p;
 	char c;
 
