@@ -43,7 +43,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include "harness.h"
-#include "guest_conn.h"
+#include "guest.h"
 
 #define NODES		4
 #define RAM		(32u << 20)
@@ -160,12 +160,7 @@ static int wait_ev(struct th_ctx *c, struct elan_event *ev, double secs)
 
 static int post(struct th_ctx *c, const struct elan_cmd *cmd)
 {
-	if (th_post(c, cmd) < 0)
-		return -1;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->map.status->nic_sleeping, __ATOMIC_RELAXED))
-		doorbell((int)c->tn->id, ELAN_DB_WORK);
-	return 0;
+	return guest_post(&g[c->tn->id], c, cmd);
 }
 
 static int do_cmd(struct th_ctx *c, const struct elan_cmd *cmd, struct elan_event *ev)
@@ -181,33 +176,13 @@ static int do_cmd(struct th_ctx *c, const struct elan_cmd *cmd, struct elan_even
 
 static struct th_ctx *attach(int node, int idx, uint64_t cap, uint32_t npages)
 {
-	struct th_ctx *c = th_attach(&t, (uint32_t)node, (uint32_t)idx, cap, npages);
-	int k;
-
-	if (!c)
-		return NULL;
-	doorbell(node, ELAN_DB_CTX);
-	for (k = 0; k < 2000 && c->map.ctl->nic_state != ELAN_CTX_ACTIVE; k++)
-		usleep(500);
-	return c->map.ctl->nic_state == ELAN_CTX_ACTIVE ? c : NULL;
+	return guest_attach(&t, &g[node], (uint32_t)node, (uint32_t)idx, cap,
+			    npages);
 }
 
 static int setup_ram(int i)
 {
-	struct th_node *tn = &t.node[i];
-	int fd;
-
-	snprintf(g[i].ramfile, sizeof(g[i].ramfile), "/dev/shm/elan-fabric-test-%d-%d",
-		 (int)getpid(), i);
-	fd = open(g[i].ramfile, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || ftruncate(fd, RAM) < 0)
-		return -1;
-	tn->id = (uint32_t)i;
-	tn->ram_size = RAM;
-	th_ram_layout(tn);
-	tn->ram = mmap(NULL, RAM, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	return tn->ram == MAP_FAILED ? -1 : 0;
+	return guest_ram(&g[i], &t.node[i], (uint32_t)i, RAM, "fabric-test");
 }
 
 /* ------------------------------------------------------------ nicds */

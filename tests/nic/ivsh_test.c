@@ -28,7 +28,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include "harness.h"
-#include "guest_conn.h"
+#include "guest.h"
 
 #define NODES	2
 #define RAM	(64u << 20)
@@ -113,15 +113,9 @@ static int wait_ev(struct th_ctx *c, struct elan_event *ev, double secs)
 	return 0;
 }
 
-/* Post as libelan would: seq, full fence, doorbell if the NIC sleeps. */
 static int post(struct th_ctx *c, const struct elan_cmd *cmd)
 {
-	if (th_post(c, cmd) < 0)
-		return -1;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->map.status->nic_sleeping, __ATOMIC_RELAXED))
-		doorbell((int)c->tn->id, ELAN_DB_WORK);
-	return 0;
+	return guest_post(&g[c->tn->id], c, cmd);
 }
 
 static int do_cmd(struct th_ctx *c, const struct elan_cmd *cmd, struct elan_event *ev)
@@ -137,31 +131,13 @@ static int do_cmd(struct th_ctx *c, const struct elan_cmd *cmd, struct elan_even
 
 static struct th_ctx *attach(int node, int idx, uint64_t cap, uint32_t npages)
 {
-	struct th_ctx *c = th_attach(&t, (uint32_t)node, (uint32_t)idx, cap, npages);
-	int k;
-
-	doorbell(node, ELAN_DB_CTX);
-	for (k = 0; k < 2000 && c->map.ctl->nic_state != ELAN_CTX_ACTIVE; k++)
-		usleep(500);
-	return c->map.ctl->nic_state == ELAN_CTX_ACTIVE ? c : NULL;
+	return guest_attach(&t, &g[node], (uint32_t)node, (uint32_t)idx, cap,
+			    npages);
 }
 
 static int setup_ram(int i)
 {
-	struct th_node *tn = &t.node[i];
-	int fd;
-
-	snprintf(g[i].ramfile, sizeof(g[i].ramfile), "/dev/shm/elan-ivsh-test-%d-%d",
-		 (int)getpid(), i);
-	fd = open(g[i].ramfile, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || ftruncate(fd, RAM) < 0)
-		return -1;
-	tn->id = (uint32_t)i;
-	tn->ram_size = RAM;
-	th_ram_layout(tn);
-	tn->ram = mmap(NULL, RAM, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	return tn->ram == MAP_FAILED ? -1 : 0;
+	return guest_ram(&g[i], &t.node[i], (uint32_t)i, RAM, "ivsh-test");
 }
 
 static char trace_path[128];

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A pretend guest on elan-nicd's socket: see guest_conn.h. */
+/* A pretend guest of the real elan-nicd: see guest.h. */
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include "guest_conn.h"
+#include "guest.h"
 
 #define CHECK(cond, ...) do {						\
 	if (!(cond)) {							\
@@ -139,4 +139,50 @@ void guest_conn_ring(struct guest *gg, int vec)
 
 	if (gg->hdr && write(gg->db[vec], &one, 8) != 8)
 		perror("doorbell");
+}
+
+int guest_ram(struct guest *gg, struct th_node *tn, uint32_t node,
+	      uint64_t size, const char *tag)
+{
+	int fd;
+
+	snprintf(gg->ramfile, sizeof(gg->ramfile), "/dev/shm/elan-%s-%d-%u",
+		 tag, (int)getpid(), node);
+	fd = open(gg->ramfile, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)size) < 0) {
+		close(fd);
+		return -1;
+	}
+	tn->id = node;
+	tn->ram_size = size;
+	th_ram_layout(tn);
+	tn->ram = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return tn->ram == MAP_FAILED ? -1 : 0;
+}
+
+int guest_post(struct guest *gg, struct th_ctx *c, const struct elan_cmd *cmd)
+{
+	if (th_post(c, cmd) < 0)
+		return -1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->map.status->nic_sleeping, __ATOMIC_RELAXED))
+		guest_conn_ring(gg, ELAN_DB_WORK);
+	return 0;
+}
+
+struct th_ctx *guest_attach(struct th *t, struct guest *gg, uint32_t node,
+			    uint32_t idx, uint64_t cap, uint32_t npages)
+{
+	struct th_ctx *c = th_attach(t, node, idx, cap, npages);
+	int k;
+
+	if (!c)
+		return NULL;
+	guest_conn_ring(gg, ELAN_DB_CTX);
+	for (k = 0; k < 2000 && c->map.ctl->nic_state != ELAN_CTX_ACTIVE; k++)
+		usleep(500);
+	return c->map.ctl->nic_state == ELAN_CTX_ACTIVE ? c : NULL;
 }
