@@ -14,7 +14,7 @@ static void usage(const struct osu *o, const char *prog)
 		fprintf(stderr, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP]%s%s%s\n"
 			"  sizes %zu:%zu, %d iterations (fewer above 8 KiB), %d warmup\n",
 			prog, o->window ? " [-W WINDOW]" : "", o->window && !o->sync ? " [-T MS]" : "",
-			o->sync ? " [-s flush|lock|fence|pscw]" : "",
+			o->sync ? " [-s flush|lock|fence|pscw] [-w allocate|dynamic]" : "",
 			o->min, o->max, o->iters, o->warmup);
 }
 
@@ -25,7 +25,7 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 	int c, bad = 0, help = 0;
 
 	mt_init(argc, argv);
-	while ((c = getopt(*argc, *argv, "m:i:x:W:T:s:h")) != -1) {
+	while ((c = getopt(*argc, *argv, "m:i:x:W:T:s:w:h")) != -1) {
 		switch (c) {
 		case 'm':
 			colon = strchr(optarg, ':');
@@ -45,6 +45,10 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 			o->sync = optarg;
 			bad |= strcmp(optarg, "flush") && strcmp(optarg, "lock") && strcmp(optarg, "fence") &&
 			       strcmp(optarg, "pscw");
+			break;
+		case 'w':
+			o->win = optarg;
+			bad |= !o->sync || (strcmp(optarg, "allocate") && strcmp(optarg, "dynamic"));
 			break;
 		case 'h': help = 1; break;
 		default: bad = 1;

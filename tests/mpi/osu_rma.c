@@ -7,7 +7,9 @@
  *   osu_put_bw       -DRMA_OP=RMA_PUT -DRMA_BW   (a window of puts, MB/s)
  *   osu_get_bw       -DRMA_OP=RMA_GET -DRMA_BW
  *
- * Rank 0 is the origin, rank 1 the target, window from MPI_Win_allocate.
+ * Rank 0 is the origin, rank 1 the target, window from MPI_Win_allocate
+ * (-w allocate) or MPI_Win_create_dynamic with a malloc'd buffer attached
+ * (-w dynamic; displacements are the target's addresses).
  * -s flush (default): one lock, each operation (or window) flushed;
  * lock: lock/unlock around each; fence and pscw: both ranks take turns
  * as origin, as OSU does, and the latency is per turn. */
@@ -33,15 +35,17 @@ static const char *const titles[2][4] = {
 	{ "OSU MPI_Put Bandwidth Test", "OSU MPI_Get Bandwidth Test", "", "" },
 };
 
+static MPI_Aint disp;		/* the peer's window base: 0, or its address (dynamic) */
+
 static void op(void *buf, void *res, size_t size, MPI_Win win)
 {
 	static const int64_t one = 1;
 
 	switch (RMA_OP) {
-	case RMA_PUT: MPI_Put(buf, size, MPI_CHAR, 1 - mt_rank, 0, size, MPI_CHAR, win); break;
-	case RMA_GET: MPI_Get(buf, size, MPI_CHAR, 1 - mt_rank, 0, size, MPI_CHAR, win); break;
-	case RMA_ACC: MPI_Accumulate(buf, size, MPI_UINT8_T, 1 - mt_rank, 0, size, MPI_UINT8_T, MPI_SUM, win); break;
-	case RMA_FOP: MPI_Fetch_and_op(&one, res, MPI_INT64_T, 1 - mt_rank, 0, MPI_SUM, win); break;
+	case RMA_PUT: MPI_Put(buf, size, MPI_CHAR, 1 - mt_rank, disp, size, MPI_CHAR, win); break;
+	case RMA_GET: MPI_Get(buf, size, MPI_CHAR, 1 - mt_rank, disp, size, MPI_CHAR, win); break;
+	case RMA_ACC: MPI_Accumulate(buf, size, MPI_UINT8_T, 1 - mt_rank, disp, size, MPI_UINT8_T, MPI_SUM, win); break;
+	case RMA_FOP: MPI_Fetch_and_op(&one, res, MPI_INT64_T, 1 - mt_rank, disp, MPI_SUM, win); break;
 	}
 }
 
@@ -49,7 +53,8 @@ int main(int argc, char **argv)
 {
 	struct osu o = { .title = titles[BW][RMA_OP], .column = BW ? "Bandwidth (MB/s)" : "Latency (us)",
 			 .min = RMA_OP == RMA_FOP ? 8 : BW ? 1 : 0, .max = RMA_OP == RMA_FOP ? 8 : 4 << 20,
-			 .iters = BW ? 20 : 200, .warmup = BW ? 2 : 20, .window = BW ? 64 : 0, .sync = "flush" };
+			 .iters = BW ? 20 : 200, .warmup = BW ? 2 : 20, .window = BW ? 64 : 0, .sync = "flush",
+			 .win = "allocate" };
 	char *buf, *res, *winmem;
 	MPI_Group world, peer;
 	MPI_Win win;
@@ -60,7 +65,27 @@ int main(int argc, char **argv)
 		o.min = o.max = 8;
 	buf = osu_buffer(&o);
 	res = osu_buffer(&o);
-	MPI_Win_allocate(o.max < 8 ? 8 : o.max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winmem, &win);
+	if (!strcmp(o.win, "dynamic")) {
+		MPI_Aint mine;
+
+		/* a page more than used: Open MPI 4.1.4's osc rdma refuses
+		 * (MPI_ERR_RMA_RANGE) an access that ends where an attached
+		 * region ends */
+		size_t len = (o.max < 8 ? 8 : o.max) + 4096;
+
+		winmem = malloc(len);
+		if (!winmem)
+			mt_fail("malloc of the window");
+		MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+		MPI_Win_attach(win, winmem, (MPI_Aint)len);
+		MPI_Get_address(winmem, &mine);
+		if (mt_rank < 2)	/* ranks 0 and 1 reach each other's */
+			MPI_Sendrecv(&mine, 1, MPI_AINT, 1 - mt_rank, 0, &disp, 1,
+				     MPI_AINT, 1 - mt_rank, 0, MPI_COMM_WORLD,
+				     MPI_STATUS_IGNORE);
+	} else {
+		MPI_Win_allocate(o.max < 8 ? 8 : o.max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winmem, &win);
+	}
 	memset(winmem, 0, o.max < 8 ? 8 : o.max);
 	MPI_Comm_group(MPI_COMM_WORLD, &world);
 	other = 1 - mt_rank;
@@ -138,7 +163,13 @@ int main(int argc, char **argv)
 	}
 	MPI_Group_free(&peer);
 	MPI_Group_free(&world);
-	MPI_Win_free(&win);
+	if (!strcmp(o.win, "dynamic")) {
+		MPI_Win_detach(win, winmem);
+		MPI_Win_free(&win);
+		free(winmem);
+	} else {
+		MPI_Win_free(&win);
+	}
 	free(buf);
 	free(res);
 	MPI_Finalize();
