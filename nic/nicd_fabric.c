@@ -18,8 +18,9 @@
  *  - sends: small ones by ucp_am_send_nbx with FORCE_IMM_CMPL: the data
  *    (guest RAM under the caller's bracket) is taken before the call
  *    returns, or the call fails with NO_RESOURCE and the library
- *    retries; big ones (a chunk of up to 64 KiB in a buffer of ours) as
- *    UCX likes (eager or rendezvous), the buffer freed when done;
+ *    retries; big ones (a chunk of up to NICD_FAB_CHUNK in a buffer
+ *    of ours) as UCX likes (eager or rendezvous), the buffer freed when
+ *    done;
  *  - big messages that come by rendezvous are received into a buffer of
  *    ours (ucp_am_recv_data_nbx) and given to the library when whole,
  *    if their link is still the one they came on.

@@ -115,9 +115,8 @@ static int bad(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
  * on each side, so a chunk may span any pages of either (see
  * nicd_remote.h, NICD_FAB_CHUNK).
  */
-static uint64_t chunk_start(const struct nicd_op *op, uint32_t k)
+static uint64_t chunk_start(uint32_t k)
 {
-	(void)op;
 	return (uint64_t)k * NICD_FAB_CHUNK;
 }
 
@@ -135,11 +134,11 @@ static uint32_t chunk_count(const struct nicd_op *op)
 
 static uint32_t chunk_len(const struct nicd_op *op, uint32_t k)
 {
-	uint64_t end = chunk_start(op, k + 1);
+	uint64_t end = chunk_start(k + 1);
 
 	if (end > rw_len(op))
 		end = rw_len(op);
-	return end > chunk_start(op, k) ? (uint32_t)(end - chunk_start(op, k)) : 0;
+	return end > chunk_start(k) ? (uint32_t)(end - chunk_start(k)) : 0;
 }
 
 /* Bytes from va to the end of its page. */
@@ -340,7 +339,7 @@ static int rw_issue(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 {
 	struct nicd_op *op = &c->op;
 	int get = op->cmd.op == ELAN_OP_GET, r;
-	uint64_t off = chunk_start(op, k), va = op->cmd.laddr + off;
+	uint64_t off = chunk_start(k), va = op->cmd.laddr + off;
 	uint32_t len = chunk_len(op, k), done;
 	struct nicd_fbuf *b;
 	struct iovec iov;
@@ -419,7 +418,7 @@ static int remote_rw(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		op->rsent >>= 1;
 		op->rbase++;
 	}
-	done = chunk_start(op, op->rbase);
+	done = chunk_start(op->rbase);
 	if (done > rw_len(op))
 		done = rw_len(op);
 	c->nbytes += done - op->done;
@@ -666,7 +665,7 @@ static void get_place(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 		      uint32_t k, const void *data)
 {
 	struct nicd_op *op = &c->op;
-	uint64_t off = chunk_start(op, k);
+	uint64_t off = chunk_start(k);
 	uint32_t len = chunk_len(op, k), bit = 1u << (k - op->rbase), done;
 	struct nicd_wait w = { 0 };
 	int r;
@@ -824,6 +823,30 @@ static struct nicd_rres *rres_take(struct nicd *n, uint32_t host,
 }
 
 /*
+ * Copy len bytes between buf and the target t at addr (to_target: into
+ * it), a run of contiguous target pages under each bracket (nicd_rna_rw),
+ * from *done on, which counts what was copied: a PUT retried after a
+ * fault goes on where it waited.
+ */
+static int owner_copy(struct nicd *n, struct nicd_engine *e,
+		      const struct nicd_target *t, uint64_t addr, uint32_t len,
+		      uint8_t *buf, int to_target, uint32_t *done,
+		      struct nicd_wait *w)
+{
+	uint32_t l;
+	int r = 0;
+
+	for (; *done < len; *done += l) {
+		l = len - *done < NICD_RUN_MAX ? len - *done : NICD_RUN_MAX;
+		r = nicd_rna_rw(n, e, t, addr + *done, len - *done,
+				buf + *done, &l, to_target, w);
+		if (r)
+			break;
+	}
+	return r;
+}
+
+/*
  * GET: a chunk in one target page is read under the target's bracket
  * straight into the reply (read before fsend returns); a bigger one is
  * copied under the target's brackets (nicd_rna_rw) into a buffer the
@@ -839,7 +862,7 @@ static int owner_get(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	struct nicd_fmsg rep;
 	struct nicd_ctx *tc;
 	struct iovec iov;
-	uint32_t off, l;
+	uint32_t done = 0;
 	uint8_t *tp;
 	int r;
 
@@ -850,14 +873,10 @@ static int owner_get(struct nicd *n, struct nicd_engine *e, uint32_t host,
 		b = malloc(sizeof(*b) + m->len);
 		if (!b)
 			return NICD_PENDING;
-		for (off = 0; off < m->len; off += l) {
-			l = m->len - off < NICD_RUN_MAX ? m->len - off : NICD_RUN_MAX;
-			r = nicd_rna_rw(n, e, t, m->addr + off, m->len - off,
-					b->data + off, &l, 0, w);
-			if (r) {
-				free(b);
-				return r;
-			}
+		r = owner_copy(n, e, t, m->addr, m->len, b->data, 0, &done, w);
+		if (r) {
+			free(b);
+			return r;
 		}
 		reply_init(&b->m, m, ELAN_OK);
 		b->m.len = m->len;
@@ -949,7 +968,6 @@ static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	struct nicd_target t = { m->node, m->ctx, m->gen, m->epoch, m->cap };
 	struct iovec iov;
 	uint64_t old = 0;
-	uint32_t l;
 	int r;
 
 	reply_init(rep, m, ELAN_OK);
@@ -962,17 +980,8 @@ static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	case NICD_FM_PUT:
 		if (!owner_target(n, &t, &r))
 			break;
-		/* a run of contiguous target pages per bracket; a retry
-		 * after a fault goes on from where it waited (*done) */
-		for (r = 0; *done < m->len; *done += l) {
-			l = m->len - *done < NICD_RUN_MAX ? m->len - *done :
-			    NICD_RUN_MAX;
-			r = nicd_rna_rw(n, e, &t, m->addr + *done,
-					m->len - *done,
-					(uint8_t *)data + *done, &l, 1, w);
-			if (r)
-				break;
-		}
+		r = owner_copy(n, e, &t, m->addr, m->len, (uint8_t *)data, 1,
+			       done, w);
 		rep->a = *done;	/* an error: how much landed */
 		break;
 	case NICD_FM_GET:

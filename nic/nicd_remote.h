@@ -60,9 +60,9 @@ struct nicd_fmsg {
 /*
  * Most data bytes in one message: a PUT or GET chunk (256 KiB: over tcp
  * here fabric_test's 1 MiB put/get went 2.5, 2.8, 3.4 GB/s with 64, 128
- * and 256 KiB chunks; up to 16 in flight).  A chunk of at most
- * NICD_FAB_IMM bytes in one page of the sender goes straight from guest
- * RAM by send(), read before it returns (UCX AM short: latency); a
+ * and 256 KiB chunks; up to 16 in flight).  A chunk within one page of
+ * the sender goes straight from guest RAM by send(), read before it
+ * returns (UCX AM short: latency); a
  * bigger one is copied out under the sender's brackets into a buffer
  * of ours, handed over by send_buf() (UCX eager or rendezvous, completed
  * later, never touching guest RAM), and copied in by the receiver under
@@ -72,7 +72,6 @@ struct nicd_fmsg {
  * cannot say yet.
  */
 #define NICD_FAB_CHUNK	262144u
-#define NICD_FAB_IMM	4096u
 /* Chunks of one put/get in flight (at most 32: bits of rsent/racked). */
 #define NICD_RWIN	16u
 /* Requests the owner keeps waiting at most (faults, ring space). */
