@@ -214,6 +214,48 @@ mpirun_in() {
 	return 0
 }
 
+# ------------------------------------------------------------ waits
+# For stages that run guest programs in the background and time faults
+# (faults, hosts).
+
+now() { echo "$EPOCHREALTIME"; }
+since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+# bg OUT node cmd...: a guest command in the background; its pid in $bgpid
+bg() {
+	local out=$1
+	shift
+	on "$@" >"$out" 2>&1 &
+	bgpid=$!
+	bg_track "$bgpid"
+}
+# wait_out FILE REGEX SECS: until FILE has a line matching REGEX
+wait_out() {
+	local t0=$SECONDS
+	until grep -qE "$2" "$1" 2>/dev/null; do
+		[ $((SECONDS - t0)) -ge "$3" ] && return 1
+		sleep 0.3
+	done
+}
+# reap PID SECS: its exit status in $rc, or rc=hung (and killed) after SECS
+reap() {
+	local t0=$SECONDS
+	while kill -0 "$1" 2>/dev/null; do
+		if [ $((SECONDS - t0)) -ge "$2" ]; then
+			kill -KILL "$1" 2>/dev/null
+			wait "$1" 2>/dev/null
+			rc=hung
+			return
+		fi
+		sleep 0.3
+	done
+	wait "$1"
+	rc=$?
+}
+last() { tail -1 "$1" 2>/dev/null; }
+# info_field NAME FIELD: a field of the .info file tests/faults/fault_elan
+# writes into the rendezvous dir $rdv
+info_field() { awk -v f="$2" '{ print $f }' "$rdv/$1.info" 2>/dev/null; }
+
 # ------------------------------------------------------------ holdings
 # What the driver and the kernel hold on a node, one line of
 # tests/driver/holdings: "attached N referenced N pinned N translations N
