@@ -14,7 +14,7 @@ static void usage(const struct osu *o, const char *prog)
 		fprintf(stderr, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP]%s%s%s\n"
 			"  sizes %zu:%zu, %d iterations (fewer above 8 KiB), %d warmup\n",
 			prog, o->window ? " [-W WINDOW]" : "", o->window && !o->sync ? " [-T MS]" : "",
-			o->sync ? " [-s flush|lock|fence|pscw] [-w allocate|dynamic]" : "",
+			o->sync ? " [-s flush|lock|fence|pscw] [-w allocate|create|dynamic]" : "",
 			o->min, o->max, o->iters, o->warmup);
 }
 
@@ -48,7 +48,8 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 			break;
 		case 'w':
 			o->win = optarg;
-			bad |= !o->sync || (strcmp(optarg, "allocate") && strcmp(optarg, "dynamic"));
+			bad |= !o->sync || (strcmp(optarg, "allocate") && strcmp(optarg, "create") &&
+				       strcmp(optarg, "dynamic"));
 			break;
 		case 'h': help = 1; break;
 		default: bad = 1;

@@ -25,7 +25,7 @@ struct osu {
 	int iters, warmup, window;
 	int min_ms;             /* -T (bw tests; 0: -i alone decides) */
 	const char *sync;       /* RMA tests only (NULL: no -s) */
-	const char *win;        /* RMA tests only: -w allocate (default) or dynamic */
+	const char *win;        /* RMA tests only: -w allocate (default), create or dynamic */
 };
 
 /* Parse the options (everyone), print the header (rank 0); exits on -h

@@ -8,8 +8,9 @@
  *   osu_get_bw       -DRMA_OP=RMA_GET -DRMA_BW
  *
  * Rank 0 is the origin, rank 1 the target, window from MPI_Win_allocate
- * (-w allocate) or MPI_Win_create_dynamic with a malloc'd buffer attached
- * (-w dynamic; displacements are the target's addresses).
+ * (-w allocate), MPI_Win_create of a malloc'd buffer (-w create) or
+ * MPI_Win_create_dynamic with a malloc'd buffer attached (-w dynamic;
+ * displacements are the target's addresses).
  * -s flush (default): one lock, each operation (or window) flushed;
  * lock: lock/unlock around each; fence and pscw: both ranks take turns
  * as origin, as OSU does, and the latency is per turn. */
@@ -83,6 +84,11 @@ int main(int argc, char **argv)
 			MPI_Sendrecv(&mine, 1, MPI_AINT, 1 - mt_rank, 0, &disp, 1,
 				     MPI_AINT, 1 - mt_rank, 0, MPI_COMM_WORLD,
 				     MPI_STATUS_IGNORE);
+	} else if (!strcmp(o.win, "create")) {
+		winmem = malloc(o.max < 8 ? 8 : o.max);
+		if (!winmem)
+			mt_fail("malloc of the window");
+		MPI_Win_create(winmem, o.max < 8 ? 8 : o.max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	} else {
 		MPI_Win_allocate(o.max < 8 ? 8 : o.max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winmem, &win);
 	}
@@ -164,7 +170,12 @@ int main(int argc, char **argv)
 	MPI_Group_free(&peer);
 	MPI_Group_free(&world);
 	if (!strcmp(o.win, "dynamic")) {
+		/* the origin may still be reaching into the region */
+		MPI_Barrier(MPI_COMM_WORLD);
 		MPI_Win_detach(win, winmem);
+		MPI_Win_free(&win);
+		free(winmem);
+	} else if (!strcmp(o.win, "create")) {
 		MPI_Win_free(&win);
 		free(winmem);
 	} else {
