@@ -17,6 +17,9 @@ pkgs=(
 	# run the host's sshd)
 	libopenmpi-dev openmpi-bin vde2 openssh-client openssh-server
 	procps
+	# osc dynwin (btl_elan/osc_dynwin): apt-get source of Open MPI unpacks
+	# with dpkg-source, and the series goes on with patch
+	dpkg-dev patch
 	# cluster/qmp: the JSON of QEMU's monitor (QMP)
 	libjansson-dev
 	# the fabric between elan-nicd instances on several hosts (nic/:

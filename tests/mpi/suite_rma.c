@@ -488,16 +488,20 @@ static void rma_run(enum sync s, int dynamic)
 	const char *what[] = { "put", "get", "acc-sum", "acc-replace", "get-acc", "fetch-and-op", "cas", "cas-loop" };
 	void (*ops[])(struct rma *) = { op_put, op_get, op_acc_sum, op_acc_replace, op_get_acc,
 					op_fetch_and_op, op_cas, op_cas_loop };
-	int n = s == LOCK_ALL ? 8 : 7;
+	int n = s == LOCK_ALL ? 8 : 7, len;
+	char name[MPI_MAX_OBJECT_NAME];
 
 	rma_create(&w, s, dynamic);
 	for (int i = 0; i < n; i++)
 		ops[i](&w);
 	if (dynamic)
 		op_put_extra(&w);
+	/* the osc component names its windows ("rdma window 3") */
+	MT_MPI(MPI_Win_get_name(w.win, name, &len));
 	rma_destroy(&w);
-	suite_note("%s %s %s %s %s %s %s%s%s%s", what[0], what[1], what[2], what[3], what[4], what[5], what[6],
-		   n > 7 ? " " : "", n > 7 ? what[7] : "", dynamic ? " put-2nd-region detach" : "");
+	suite_note("%s %s %s %s %s %s %s%s%s%s on '%s'", what[0], what[1], what[2], what[3], what[4], what[5],
+		   what[6], n > 7 ? " " : "", n > 7 ? what[7] : "", dynamic ? " put-2nd-region detach" : "",
+		   name);
 }
 
 void rma_fence(void) { rma_run(FENCE, 0); }
