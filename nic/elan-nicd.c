@@ -237,6 +237,16 @@ int main(int argc, char **argv)
 	if (sched_getaffinity(0, sizeof(place_allowed), &place_allowed) < 0)
 		CPU_ZERO(&place_allowed);
 	if (cfg.trace) {
+		/* the hosts of a fabric on one machine share the variable:
+		 * each writes its own file, FILE.HOST */
+		if (fabric_on) {
+			static char path[4096];
+
+			if ((size_t)snprintf(path, sizeof(path), "%s.%s", cfg.trace,
+					     cfg.host) >= sizeof(path))
+				die("--trace: path too long");
+			cfg.trace = path;
+		}
 		if (nicd_trace_start(&nic) < 0)
 			die("--trace: out of memory");
 		nicd_logf(&nic, NICD_LOG_INFO, "tracing to %s at exit", cfg.trace);

@@ -122,6 +122,7 @@ struct nicd_ctx {
 	uint8_t notify;		/* on the notify list this step */
 	uint8_t blocked;	/* waits for ring space (polled) */
 	uint8_t space_want;	/* this step: an op found a ring of ours full */
+	uint8_t sent_away;	/* this step: a message to another host done */
 	uint32_t waiting_pub;	/* the status page's nic_waiting */
 	struct nicd_op op;
 	/* the last remote target it resolved (nicd_remote.c): the next op
@@ -203,6 +204,7 @@ struct nicd_watch {
 	uint32_t node, ctx, gen;
 	uint32_t ev_tail, recv_tail;	/* posted up to here */
 	uint8_t got_msg;		/* messages among them */
+	uint8_t sent_away;		/* a message sent to another host */
 };
 #define NICD_WATCH	16
 
@@ -352,7 +354,10 @@ uint64_t nicd_next_timeout(struct nicd *n);
  * spins on); the polling loop stops spinning early then.  NICD_REPLYING:
  * every receiver of a message saw it, but an initiator has not taken its
  * completion: a reply is likely soon, but past that the initiator, whose
- * CPU the NIC may be sitting on, may be the one to post next.
+ * CPU the NIC may be sitting on, may be the one to post next.  A send
+ * to another host: NICD_BEHIND while it waits for the owner's reply,
+ * NICD_REPLYING once its completion was taken (what comes next comes by
+ * the link, which wakes the NIC).
  */
 enum { NICD_RUNNING, NICD_BEHIND, NICD_REPLYING };
 int nicd_consumers_behind(struct nicd *n);

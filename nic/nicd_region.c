@@ -115,7 +115,8 @@ int nicd_trace_finish(struct nicd *n, const char *path)
 		r = -errno;
 	} else {
 		fprintf(f, "# elan-nicd trace, %u of %u records: ns kind node ctx op len\n"
-			"# C command taken, D op done, F fault raised, B doorbell, S sleep, W wake\n",
+			"# C command taken, D op done, F fault raised, B doorbell, S sleep, W wake,\n"
+			"# T message sent to a host, R received (node: host, ctx: type, op: reply's request)\n",
 			tr->n - k, tr->n);
 		for (; k < tr->n; k++) {
 			const struct nicd_trace_rec *e = &tr->rec[k % NICD_TRACE_RECS];

@@ -71,6 +71,7 @@ static int fsend(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
 		n->remote_busy = 1;
 	else if (r == 0)
 		n->rstat_tx++;
+	nicd_trace(n, 'T', host, m->type, m->aop, r ? 0xffffffffu : m->len);
 	return r;
 }
 
@@ -78,6 +79,8 @@ static int fsend(struct nicd *n, uint32_t host, const struct nicd_fmsg *m,
  * with too much queued is retried later (the data read again). */
 static int fsend_buf(struct nicd *n, uint32_t host, struct nicd_fbuf *b)
 {
+	/* for the trace: b is not ours after the send */
+	uint32_t type = b->m.type, aop = b->m.aop, len = b->m.len;
 	int r;
 
 	if (!n->fabric) {
@@ -91,6 +94,7 @@ static int fsend_buf(struct nicd *n, uint32_t host, struct nicd_fbuf *b)
 	} else if (r == 0) {
 		n->rstat_tx++;
 	}
+	nicd_trace(n, 'T', host, type, aop, r ? 0xffffffffu : len);
 	return r;
 }
 
@@ -1166,6 +1170,7 @@ int nicd_remote_rx(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	uint32_t done = 0;
 
 	n->rstat_rx++;
+	nicd_trace(n, 'R', host, m->type, m->aop, (uint32_t)len);
 	switch (m->type) {
 	case NICD_FM_REPLY:
 		if (len != (m->aop == NICD_FM_GET && !m->status ? m->len : 0))

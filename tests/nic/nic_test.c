@@ -2055,6 +2055,116 @@ static int t_bandwidth(void)
 	return 0;
 }
 
+/*
+ * A message sent to another host is answered there: its reply comes by
+ * the link, not by a command here.  While the send waits for the owner's
+ * reply, nicd_consumers_behind() says NICD_BEHIND (sleep after the lag:
+ * the link wakes us); once the sender took its completion, NICD_REPLYING
+ * (a short spin), not NICD_RUNNING (a full spin that keeps a vCPU off
+ * its CPU).  Node 2 is host 1's; a fake transport keeps the last
+ * request, the test answers.
+ */
+static struct nicd_fmsg away_rq;
+static int away_nrq;
+
+static int away_send(void *arg, uint32_t host, const struct nicd_fmsg *m,
+		     const struct iovec *iov, int iovcnt)
+{
+	(void)arg; (void)host; (void)iov; (void)iovcnt;
+	away_rq = *m;
+	away_nrq++;
+	return 0;
+}
+
+static int away_send_buf(void *arg, uint32_t host, struct nicd_fbuf *b)
+{
+	(void)arg; (void)host;
+	free(b);
+	return ELAN_E_NODE_DOWN;
+}
+
+static const struct nicd_fabric_ops away_ops = {
+	.send = away_send, .send_buf = away_send_buf,
+};
+
+/* host 1 answers the last request OK */
+static void away_reply(struct th *t)
+{
+	struct nicd_fmsg rep = { 0 };
+
+	rep.type = NICD_FM_REPLY;
+	rep.aop = away_rq.type;
+	rep.src = away_rq.src;
+	rep.tag = away_rq.tag;
+	rep.node = away_rq.node;
+	rep.ctx = away_rq.ctx;
+	rep.gen = 1;
+	rep.epoch = 5;
+	nicd_remote_rx(&t->n, &t->e, 1, &rep, NULL, 0);
+}
+
+static int t_consumers_away(void)
+{
+	uint32_t epochs[ELAN_MAX_NODES] = { 0 };
+	struct nicd_fmsg st = { 0 };
+	struct elan_event ev;
+	struct elan_cmd cmd;
+	struct th t;
+	struct th_ctx *s;
+	int i, k, r;
+
+	CHECK(th_init(&t, 2, 32 * MiB) == 0, "init");
+	t.n.nodes = 3;
+	CHECK(nicd_node_remote(&t.n, 2, 1) == 0, "node 2 remote");
+	t.n.fabric = &away_ops;
+	epochs[2] = 5;
+	st.type = NICD_FM_STATE;
+	st.a = 1ull << 2;
+	st.len = sizeof(epochs);
+	nicd_remote_rx(&t.n, &t.e, 1, &st, epochs, sizeof(epochs));
+	s = th_attach(&t, 0, 4, 11, 16);
+	for (i = 0; i < 10; i++)
+		th_run(&t);
+	cmd = th_cmd(ELAN_OP_SEND, ELAN_ADDR(2, 6), th_va(s, 0), 0, 8);
+	for (k = 0; k < 2; k++) {
+		CHECK(th_post(s, &cmd) == 0, "post");
+		/* RESOLVE (the first time), then SEND, each answered */
+		for (r = 0; r < 3; r++) {
+			away_nrq = 0;
+			for (i = 0; i < 10; i++)
+				th_run(&t);
+			if (away_nrq && away_rq.type == NICD_FM_SEND) {
+				/* its reply comes by the link: no spin */
+				r = nicd_consumers_behind(&t.n);
+				CHECK(r == NICD_BEHIND, "%d while a send across waits for its reply", r);
+			}
+			if (away_nrq)
+				away_reply(&t);
+			th_run(&t);
+		}
+		r = nicd_consumers_behind(&t.n);
+		CHECK(r == NICD_BEHIND, "%d with the completion of a send across untaken", r);
+		CHECK(th_poll_ev(s, &ev), "no send event");
+		CHECK(ev.status == ELAN_OK && ev.op == ELAN_OP_SEND,
+		      "send across: %s", nicd_status_name(ev.status));
+		r = nicd_consumers_behind(&t.n);
+		CHECK(r == NICD_REPLYING, "%d with the completion of a send across taken, want %d (REPLYING)",
+		      r, NICD_REPLYING);
+	}
+	/* a local op after it: a full spin again */
+	cmd = th_cmd(ELAN_OP_NOP, 0, 0, 0, 0);
+	CHECK(th_post(s, &cmd) == 0, "post nop");
+	for (i = 0; i < 10; i++)
+		th_run(&t);
+	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "nop event");
+	r = nicd_consumers_behind(&t.n);
+	CHECK(r == NICD_RUNNING, "%d with a local completion taken", r);
+	nicd_remote_host_down(&t.n, 1);
+	t.n.fabric = NULL;
+	th_fini(&t);
+	return 0;
+}
+
 /* ------------------------------------------------------------ main */
 
 static const struct {
@@ -2075,6 +2185,7 @@ static const struct {
 	{ "thrashing translations are not a driver that never loads", t_fault_progress },
 	{ "nic_waiting: a full ring asks its consumer for a doorbell", t_space_flag },
 	{ "adaptive polling: consumers behind", t_consumers_behind },
+	{ "adaptive polling: a message sent to another host", t_consumers_away },
 	{ "protection: write through read-only", t_protection },
 	{ "capability and addressing", t_capability },
 	{ "bad pfn in the MMU", t_bad_pfn },
