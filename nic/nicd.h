@@ -187,6 +187,13 @@ struct nicd_node {
 	uint64_t busy_ns;	/* NIC time spent serving the node */
 };
 
+/* Each context of node ND the NIC serves (active_mask): C the context, M a
+ * uint32_t cursor of the bits left. */
+#define nicd_for_each_active_ctx(nd, c, m)				\
+	for ((m) = (nd)->active_mask;					\
+	     (m) && ((c) = &(nd)->ctx[__builtin_ctz(m)], 1);		\
+	     (m) &= (m) - 1)
+
 struct nicd_engine {
 	uint32_t idx;
 	struct nicd_ctx *notify[ELAN_MAX_NODES * ELAN_MAX_CTX];

@@ -422,6 +422,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
  */
 static int publish_waiting(struct nicd *n)
 {
+	struct nicd_ctx *c;
 	uint32_t i, m;
 	int newly = 0;
 
@@ -430,9 +431,7 @@ static int publish_waiting(struct nicd *n)
 
 		if (!nd->up)
 			continue;
-		for (m = nd->active_mask; m; m &= m - 1) {
-			struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
-
+		nicd_for_each_active_ctx(nd, c, m) {
 			if (c->space_want && !c->waiting_pub) {
 				if (++n->wait_seq == 0)
 					n->wait_seq = 1;
@@ -509,6 +508,7 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 {
 	uint64_t now = n->now();
 	int periodic = now >= n->rescan_at, work = 0;
+	struct nicd_ctx *c;
 	uint32_t i, j, m, v;
 
 	if (periodic)
@@ -530,8 +530,8 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 				    (i * ELAN_MAX_CTX + j) % n->n_engines == e->idx)
 					work += nicd_ctx_sync(n, &nd->ctx[j]);
 		} else {
-			for (m = nd->active_mask; m; m &= m - 1)
-				work += nicd_ctx_sync(n, &nd->ctx[__builtin_ctz(m)]);
+			nicd_for_each_active_ctx(nd, c, m)
+				work += nicd_ctx_sync(n, c);
 		}
 	}
 	for (i = 0; i < n->nodes; i++)
@@ -585,6 +585,7 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 /* An op waits for the reply to a message it sent to another host. */
 static int send_away_waits(struct nicd *n)
 {
+	struct nicd_ctx *c;
 	uint32_t i, m;
 
 	for (i = 0; i < n->nodes; i++) {
@@ -592,9 +593,7 @@ static int send_away_waits(struct nicd *n)
 
 		if (!nd->up)
 			continue;
-		for (m = nd->active_mask; m; m &= m - 1) {
-			struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
-
+		nicd_for_each_active_ctx(nd, c, m) {
 			if (c->has_op && c->op.rwait == NICD_FM_SEND)
 				return 1;
 		}
@@ -665,6 +664,7 @@ int nicd_consumers_behind(struct nicd *n)
 uint64_t nicd_next_timeout(struct nicd *n)
 {
 	uint64_t now = n->now(), best = UINT64_MAX;
+	struct nicd_ctx *c;
 	uint32_t i, m;
 
 	if (n->backpressure)		/* consumers ring after making room */
@@ -676,8 +676,7 @@ uint64_t nicd_next_timeout(struct nicd *n)
 
 		if (!nd->up)
 			continue;
-		for (m = nd->active_mask; m; m &= m - 1) {
-			struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
+		nicd_for_each_active_ctx(nd, c, m) {
 			uint64_t d;
 
 			if (!c->has_op)
@@ -701,13 +700,12 @@ uint64_t nicd_next_timeout(struct nicd *n)
 int nicd_node_settled(struct nicd *n, uint32_t node)
 {
 	struct nicd_node *nd = &n->node[node];
+	const struct nicd_ctx *c;
 	uint32_t m;
 
 	if (node >= n->nodes || !nd->up)
 		return 0;
-	for (m = nd->active_mask; m; m &= m - 1) {
-		const struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
-
+	nicd_for_each_active_ctx(nd, c, m) {
 		/* heads are untrusted: only compared */
 		if (c->has_op || LOAD(&c->map.uctl->ev_head) != c->ev_tail ||
 		    LOAD(&c->map.uctl->recv_head) != c->recv_tail)

@@ -428,6 +428,7 @@ void nicd_shutdown(struct nicd *n)
 
 void nicd_set_sleeping(struct nicd *n, int on)
 {
+	struct nicd_ctx *c;
 	uint32_t i, m;
 
 	n->sleeping = !!on;
@@ -438,12 +439,9 @@ void nicd_set_sleeping(struct nicd *n, int on)
 			continue;
 		__atomic_store_n(&nd->hdr->nic_sleeping, n->sleeping,
 				 __ATOMIC_RELAXED);
-		for (m = nd->active_mask; m; m &= m - 1) {
-			struct nicd_ctx *c = &nd->ctx[__builtin_ctz(m)];
-
+		nicd_for_each_active_ctx(nd, c, m)
 			__atomic_store_n(&c->map.status->nic_sleeping,
 					 n->sleeping, __ATOMIC_RELAXED);
-		}
 	}
 	if (on)
 		atomic_thread_fence(memory_order_seq_cst);
