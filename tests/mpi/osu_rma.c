@@ -57,6 +57,7 @@ int main(int argc, char **argv)
 			 .iters = BW ? 20 : 200, .warmup = BW ? 2 : 20, .window = BW ? 64 : 0, .sync = "flush",
 			 .win = "allocate" };
 	char *buf, *res, *winmem;
+	size_t wsize;			/* the window's bytes */
 	MPI_Group world, peer;
 	MPI_Win win;
 	int other;
@@ -66,13 +67,14 @@ int main(int argc, char **argv)
 		o.min = o.max = 8;
 	buf = osu_buffer(&o);
 	res = osu_buffer(&o);
+	wsize = o.max < 8 ? 8 : o.max;
 	if (!strcmp(o.win, "dynamic")) {
 		MPI_Aint mine;
 
 		/* a page more than used: Open MPI 4.1.4's osc rdma refuses
 		 * (MPI_ERR_RMA_RANGE) an access that ends where an attached
 		 * region ends */
-		size_t len = (o.max < 8 ? 8 : o.max) + 4096;
+		size_t len = wsize + 4096;
 
 		winmem = malloc(len);
 		if (!winmem)
@@ -85,14 +87,14 @@ int main(int argc, char **argv)
 				     MPI_AINT, 1 - mt_rank, 0, MPI_COMM_WORLD,
 				     MPI_STATUS_IGNORE);
 	} else if (!strcmp(o.win, "create")) {
-		winmem = malloc(o.max < 8 ? 8 : o.max);
+		winmem = malloc(wsize);
 		if (!winmem)
 			mt_fail("malloc of the window");
-		MPI_Win_create(winmem, o.max < 8 ? 8 : o.max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+		MPI_Win_create(winmem, wsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	} else {
-		MPI_Win_allocate(o.max < 8 ? 8 : o.max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winmem, &win);
+		MPI_Win_allocate(wsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winmem, &win);
 	}
-	memset(winmem, 0, o.max < 8 ? 8 : o.max);
+	memset(winmem, 0, wsize);
 	MPI_Comm_group(MPI_COMM_WORLD, &world);
 	other = 1 - mt_rank;
 	MPI_Group_incl(world, mt_rank < 2 ? 1 : 0, &other, &peer);
@@ -173,14 +175,10 @@ int main(int argc, char **argv)
 		/* the origin may still be reaching into the region */
 		MPI_Barrier(MPI_COMM_WORLD);
 		MPI_Win_detach(win, winmem);
-		MPI_Win_free(&win);
-		free(winmem);
-	} else if (!strcmp(o.win, "create")) {
-		MPI_Win_free(&win);
-		free(winmem);
-	} else {
-		MPI_Win_free(&win);
 	}
+	MPI_Win_free(&win);
+	if (strcmp(o.win, "allocate"))	/* ours, not MPI's */
+		free(winmem);
 	free(buf);
 	free(res);
 	MPI_Finalize();
