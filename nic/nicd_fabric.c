@@ -50,7 +50,7 @@
 enum { AM_CTL = 11, AM_MSG = 12 };		/* UCP active message ids */
 enum { CTL_HELLO = 1, CTL_CHAL, CTL_AUTH, CTL_PING };
 #define FAB_MAGIC	0x42464c45u		/* "ELFB" */
-#define FAB_VERSION	1
+#define FAB_VERSION	2				/* 2: rx_seg in the handshake */
 #define FAB_NONCE	16
 #define FAB_MAC		32
 #define FAB_RETRY_NS	200000000ull		/* reconnect every 200 ms */
@@ -63,6 +63,7 @@ struct fab_ctl {
 	uint8_t type;
 	uint8_t pad;
 	uint32_t from, to;		/* host indices in the table */
+	uint32_t rx_seg;		/* the sender's UCX tcp receive segment */
 	uint8_t nonce[FAB_NONCE];
 	uint8_t mac[FAB_MAC];
 };
@@ -120,6 +121,7 @@ static struct {
 	uint32_t npending;
 	struct fab_host host[FAB_MAX_HOSTS];
 	uint64_t refused, dropped;
+	uint32_t rx_seg;		/* our UCX tcp receive segment, bytes */
 } F;
 
 static int fab_send(void *arg, uint32_t host, const struct nicd_fmsg *m,
@@ -143,7 +145,8 @@ struct fab_rx {
  * installed): ELAN_NICD_BROKEN=nodedown leaves a lost host's nodes up
  * (its link goes, nicd_remote_host_down() is never called), =heartbeat
  * never ends a link for silence (only a UCX error ends it), =norejoin
- * never dials a host again once its first link went.  The checks of
+ * never dials a host again once its first link went, =segcheck links a
+ * peer whose UCX tcp receive segment is not ours.  The checks of
  * tests/nic/fabric_test and tests/hosts must fail on them.
  */
 static int broken(const char *what)
@@ -357,6 +360,7 @@ static int ctl_send(struct fab_conn *c, int type, const uint8_t *nonce,
 	m->type = (uint8_t)type;
 	m->from = F.self;
 	m->to = (uint32_t)c->host;
+	m->rx_seg = F.rx_seg;
 	if (nonce)
 		memcpy(m->nonce, nonce, FAB_NONCE);
 	if (mac)
@@ -593,6 +597,22 @@ static void refuse(struct fab_conn *c, const char *why)
 	conn_dead(c, why);
 }
 
+/*
+ * UCX tcp sends a message of up to its own receive segment in one
+ * fragment and takes it for granted the peer's is as large: one that is
+ * not aborts on an assertion (tcp_ep.c) when a chunk comes.  So peers
+ * must agree, and one that does not is refused before any chunk flows.
+ */
+static void refuse_seg(struct fab_conn *c, uint32_t theirs)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why),
+		 "its UCX tcp receive segment is %u bytes, ours %u: set UCX_TCP_RX_SEG_SIZE alike on every host",
+		 theirs, F.rx_seg);
+	refuse(c, why);
+}
+
 static void on_hello(struct fab_conn *c, const struct fab_ctl *m)
 {
 	uint8_t mac[FAB_MAC];
@@ -601,6 +621,8 @@ static void on_hello(struct fab_conn *c, const struct fab_ctl *m)
 		return refuse(c, "HELLO out of turn");
 	if (m->to != F.self || m->from >= F.self)
 		return refuse(c, "HELLO from a host that is not to connect to us");
+	if (m->rx_seg != F.rx_seg && !broken("segcheck"))
+		return refuse_seg(c, m->rx_seg);
 	c->host = (int)m->from;
 	memcpy(c->nonce_c, m->nonce, FAB_NONCE);
 	if (getrandom(c->nonce_s, FAB_NONCE, 0) != FAB_NONCE)
@@ -621,6 +643,8 @@ static void on_chal(struct fab_conn *c, const struct fab_ctl *m)
 	fab_mac('S', F.self, m->from, c->nonce_c, m->nonce, mac);
 	if (CRYPTO_memcmp(mac, m->mac, FAB_MAC))
 		return refuse(c, "it does not prove the fabric key");
+	if (m->rx_seg != F.rx_seg && !broken("segcheck"))
+		return refuse_seg(c, m->rx_seg);
 	memcpy(c->nonce_s, m->nonce, FAB_NONCE);
 	fab_mac('C', F.self, m->from, c->nonce_s, c->nonce_c, mac);
 	if (ctl_send(c, CTL_AUTH, NULL, mac))
@@ -867,6 +891,44 @@ static int fab_send_buf(void *arg, uint32_t host, struct nicd_fbuf *b)
 
 /* ------------------------------------------------------------ public */
 
+/*
+ * A size as UCX reads one ("512k", "65536", "1MB"): 0, or -1 if it is
+ * not one (or says 0 or 4 GiB and more).
+ */
+static int size_parse(const char *s, uint32_t *v)
+{
+	unsigned long long x;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (end == s || errno)
+		return -1;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	}
+	if (shift)
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end || !x || x > (UINT32_MAX >> shift))
+		return -1;
+	*v = (uint32_t)(x << shift);
+	return 0;
+}
+
 int fabric_init(struct nicd *n, const struct fab_table *t, const char *self,
 		uint64_t timeout_ms, int epfd, uint64_t ev_data)
 {
@@ -912,6 +974,12 @@ int fabric_init(struct nicd *n, const struct fab_table *t, const char *self,
 	 * UCX (a copy more): 0.54 core-seconds per GB of osu_bw across
 	 * against 0.63-0.77 with the default 64 KiB (docs/measurements.md) */
 	setenv("UCX_TCP_RX_SEG_SIZE", FAB_RX_SEG, 0);
+	if (size_parse(getenv("UCX_TCP_RX_SEG_SIZE"), &F.rx_seg)) {
+		nicd_logf(n, NICD_LOG_ERR,
+			  "fabric: UCX_TCP_RX_SEG_SIZE=%s is not a size (as 512k)",
+			  getenv("UCX_TCP_RX_SEG_SIZE"));
+		return -1;
+	}
 	if (ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
 		return -1;
 	up.field_mask = UCP_PARAM_FIELD_FEATURES;
@@ -965,12 +1033,14 @@ int fabric_init(struct nicd *n, const struct fab_table *t, const char *self,
 	}
 	n->fabric = &fab_ops;
 	n->fabric_arg = NULL;
-	if (broken("nodedown") || broken("heartbeat") || broken("norejoin"))
+	if (broken("nodedown") || broken("heartbeat") || broken("norejoin") ||
+	    broken("segcheck"))
 		nicd_logf(n, NICD_LOG_WARN,
 			  "fabric: BROKEN ON PURPOSE (ELAN_NICD_BROKEN=%s): %s",
 			  getenv("ELAN_NICD_BROKEN"),
 			  broken("nodedown") ? "a lost host's nodes are never marked down" :
 			  broken("heartbeat") ? "a silent host is never declared down" :
+			  broken("segcheck") ? "a peer whose receive segment is not ours is linked" :
 			  "a lost link is never dialed again");
 	nicd_logf(n, NICD_LOG_INFO,
 		  "fabric: host %s (%u of %u), listening on %s:%u, nodes %#" PRIx64 ", link timeout %" PRIu64 " ms",

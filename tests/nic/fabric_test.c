@@ -16,11 +16,13 @@
  * ops in flight (each ends in exactly one NODE_DOWN event, within the
  * bound); the link cut (the peer SIGSTOPped: silent, found by the
  * heartbeats; SIGCONT: linked again); an impostor without the fabric key
- * refused; the peer rejoining without the other restarting; SIGTERM.
+ * refused; one whose UCX tcp receive segment differs refused; the peer
+ * rejoining without the other restarting; SIGTERM.
  *
  * With the broken nicd (nic/elan-nicd-broken, ELAN_NICD_BROKEN=nodedown,
- * heartbeat or norejoin in the environment) the link cut must fail; with
- * nodedown the SIGKILL too, with norejoin the restart.
+ * heartbeat, norejoin or segcheck in the environment) the link cut must
+ * fail (but with segcheck); with nodedown the SIGKILL too, with norejoin
+ * the restart, with segcheck the receive segment check.
  *
  *   tests/nic/fabric_test PATH-TO-elan-nicd
  *
@@ -887,6 +889,48 @@ static int test_impostor(void)
 	return r ? 1 : 0;
 }
 
+/*
+ * A nicd of the fabric (the key, h1's name) whose UCX tcp receive
+ * segment is not h0's: refused and named in its log, never linked (a
+ * chunk that came whole in h0's segment would abort it in UCX), and
+ * neither nicd dies of it.
+ */
+static int test_seg_mismatch(void)
+{
+	const char *env = getenv("UCX_TCP_RX_SEG_SIZE");
+	char *saved = env ? strdup(env) : NULL;
+	int links = log_count("h0.log", "(1): linked"), k, r = 0;
+	pid_t pid;
+
+	setenv("UCX_TCP_RX_SEG_SIZE", "64k", 1);
+	pid = start_nicd(1, table, "segment.log");
+	if (saved)
+		setenv("UCX_TCP_RX_SEG_SIZE", saved, 1);
+	else
+		unsetenv("UCX_TCP_RX_SEG_SIZE");
+	free(saved);
+	CHECK(pid > 0, "the nicd with a 64 KiB segment did not start");
+	impostor_pid = pid;
+	for (k = 0; k < 400 && !log_has("segment.log", "receive segment") &&
+	     log_count("h0.log", "(1): linked") == links; k++)
+		usleep(10000);
+	usleep(300000);
+	if (log_count("h0.log", "(1): linked") != links) {
+		snprintf(why, sizeof(why), "h0 linked with it");
+		r = -1;
+	} else if (!log_has("segment.log", "receive segment is 524288 bytes, ours 65536")) {
+		snprintf(why, sizeof(why), "the refusal does not name both segments");
+		r = -1;
+	} else if (waitpid(nicd_pid[0], NULL, WNOHANG) || waitpid(pid, NULL, WNOHANG)) {
+		snprintf(why, sizeof(why), "a nicd died of it");
+		r = -1;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	impostor_pid = 0;
+	return r ? 1 : 0;
+}
+
 /* h1 comes back: its guests reconnect, h0 (never restarted) links again. */
 static int test_rejoin(double *secs)
 {
@@ -1005,6 +1049,8 @@ int main(int argc, char **argv)
 			printf("# NODE_DOWN %.3f s after SIGKILL (bound %.1f s)\n", down_s,
 			       DOWN_BOUND_S);
 		result("a nicd without the fabric key is refused and logged", test_impostor());
+		result("a nicd whose UCX receive segment is not ours is refused and named, nothing dies",
+		       test_seg_mismatch());
 		r = test_rejoin(&rejoin_s);
 		result("the peer restarts and rejoins; the other was never restarted", r);
 		if (rejoin_s >= 0)
