@@ -6,7 +6,9 @@
  * on malloc'd memory, so both kinds of window memory are covered.  The
  * rma/dynamic/ subtests run the same under each synchronisation on a
  * dynamic window (MPI_Win_create_dynamic) with two malloc'd regions
- * attached, displacements being addresses, and detach them at the end.
+ * attached, displacements being addresses, and detach them at the end;
+ * there a put to memory never attached must be refused with
+ * MPI_ERR_RMA_RANGE and write nothing (where the osc checks addresses).
  *
  * Each operation is one epoch with one of two patterns: RING (each rank
  * targets the next, data moves around the ring) or TO_ZERO (every rank
@@ -482,25 +484,59 @@ static void op_put_extra(struct rma *w)
 	free(s);
 }
 
+/* Dynamic windows: a put to memory the target never attached is refused
+ * with MPI_ERR_RMA_RANGE and writes nothing, where the osc component
+ * checks addresses (osc rdma and osc dynwin, by the window's NAME);
+ * osc pt2pt does not (an erroneous program's outcome is undefined), so
+ * it is not asked there.  1 if the put was made. */
+static int op_put_unattached(struct rma *w, const char *name)
+{
+	int t = target_of(RING), checks = !strncmp(name, "rdma ", 5) || !strncmp(name, "dynwin ", 7);
+	uint8_t *mine = mt_alloc(SMALL), *s = mt_alloc(SMALL);
+	MPI_Aint *addr;
+	int rc, cls;
+
+	memset(mine, GUARD_BYTE, SMALL);
+	addr = all_addresses(mine);     /* (the allgather orders the memset before the put) */
+	if (checks) {
+		mt_fill(s, SMALL, 6000 + mt_rank);
+		epoch_open(w, RING, 0);
+		rc = MPI_Put(s, SMALL, MPI_BYTE, t, addr[t], SMALL, MPI_BYTE, w->win);
+		epoch_close(w, RING);
+		MT_MPI(MPI_Error_class(rc, &cls));
+		MT_CHECK(cls == MPI_ERR_RMA_RANGE, "MPI_Put to memory rank %d never attached returned %s, not MPI_ERR_RMA_RANGE",
+			 t, mt_errstr(rc));
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	mt_check_const(mine, SMALL, GUARD_BYTE, "memory never attached, after a put to it");
+	free(mine);
+	free(s);
+	free(addr);
+	return checks;
+}
+
 static void rma_run(enum sync s, int dynamic)
 {
 	struct rma w;
 	const char *what[] = { "put", "get", "acc-sum", "acc-replace", "get-acc", "fetch-and-op", "cas", "cas-loop" };
 	void (*ops[])(struct rma *) = { op_put, op_get, op_acc_sum, op_acc_replace, op_get_acc,
 					op_fetch_and_op, op_cas, op_cas_loop };
-	int n = s == LOCK_ALL ? 8 : 7, len;
+	int n = s == LOCK_ALL ? 8 : 7, len, unattached = 0;
 	char name[MPI_MAX_OBJECT_NAME];
 
 	rma_create(&w, s, dynamic);
-	for (int i = 0; i < n; i++)
-		ops[i](&w);
-	if (dynamic)
-		op_put_extra(&w);
 	/* the osc component names its windows ("rdma window 3") */
 	MT_MPI(MPI_Win_get_name(w.win, name, &len));
+	for (int i = 0; i < n; i++)
+		ops[i](&w);
+	if (dynamic) {
+		op_put_extra(&w);
+		unattached = op_put_unattached(&w, name);
+	}
 	rma_destroy(&w);
-	suite_note("%s %s %s %s %s %s %s%s%s%s on '%s'", what[0], what[1], what[2], what[3], what[4], what[5],
+	suite_note("%s %s %s %s %s %s %s%s%s%s%s on '%s'", what[0], what[1], what[2], what[3], what[4], what[5],
 		   what[6], n > 7 ? " " : "", n > 7 ? what[7] : "", dynamic ? " put-2nd-region detach" : "",
+		   !dynamic ? "" : unattached ? " put-unattached-refused" : " put-unattached-unchecked",
 		   name);
 }
 
