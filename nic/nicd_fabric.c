@@ -99,8 +99,8 @@ struct fab_host {
  * memory (fab_send_buf, rx_rndv). */
 #define FAB_TX_MAX	(32ull << 20)
 /* UCX tcp receive segment: a chunk, its headers and room to spare */
-#define FAB_RX_SEG	"512k"
-_Static_assert(NICD_FAB_CHUNK + 4096 <= 512u << 10, "FAB_RX_SEG holds a chunk");
+#define FAB_RX_SEG	(512u << 10)
+_Static_assert(NICD_FAB_CHUNK + 4096 <= FAB_RX_SEG, "FAB_RX_SEG holds a chunk");
 
 /* A big message UCX holds: freed, and its bytes unqueued, when sent. */
 struct fab_tx {
@@ -940,6 +940,7 @@ int fabric_init(struct nicd *n, const struct fab_table *t, const char *self,
 	struct sockaddr_in sa;
 	ucp_config_t *cfg;
 	ucs_status_t st;
+	char seg[16];
 	int me, efd;
 	uint32_t i, node;
 
@@ -973,7 +974,8 @@ int fabric_init(struct nicd *n, const struct fab_table *t, const char *self,
 	 * it comes as one zero-copy fragment, not reassembled in a buffer of
 	 * UCX (a copy more): 0.54 core-seconds per GB of osu_bw across
 	 * against 0.63-0.77 with the default 64 KiB (docs/measurements.md) */
-	setenv("UCX_TCP_RX_SEG_SIZE", FAB_RX_SEG, 0);
+	snprintf(seg, sizeof(seg), "%u", FAB_RX_SEG);
+	setenv("UCX_TCP_RX_SEG_SIZE", seg, 0);
 	if (size_parse(getenv("UCX_TCP_RX_SEG_SIZE"), &F.rx_seg)) {
 		nicd_logf(n, NICD_LOG_ERR,
 			  "fabric: UCX_TCP_RX_SEG_SIZE=%s is not a size (as 512k)",
