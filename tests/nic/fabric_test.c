@@ -857,30 +857,46 @@ static int test_peer_killed(double *down_s)
 	return xfer_check(a, c1, 100000, 1, 2, 3);
 }
 
-/* A nicd claiming to be h1 without the fabric key: refused, logged. */
-static int test_impostor(void)
+/*
+ * A nicd started as h1 (on table tbl, its log logname, UCX_TCP_RX_SEG_SIZE
+ * seg if not NULL) that must be refused: the refusal (what, in the log
+ * where) comes, h0 never links with it, its nodes never come up at node
+ * 0, and neither nicd dies of it.
+ */
+static int refused_h1(const char *tbl, const char *logname, const char *seg,
+		      const char *where, const char *what)
 {
-	int k, r;
+	const char *env = getenv("UCX_TCP_RX_SEG_SIZE");
+	char *saved = env ? strdup(env) : NULL;
+	int links = log_count("h0.log", "(1): linked"), k, r = 0;
 
-	int links = log_count("h0.log", "(1): linked");
-
-	impostor_pid = start_nicd(1, bad_table, "impostor.log");
-	CHECK(impostor_pid > 0, "the impostor nicd did not start");
+	if (seg)
+		setenv("UCX_TCP_RX_SEG_SIZE", seg, 1);
+	impostor_pid = start_nicd(1, tbl, logname);
+	if (saved)
+		setenv("UCX_TCP_RX_SEG_SIZE", saved, 1);
+	else
+		unsetenv("UCX_TCP_RX_SEG_SIZE");
+	free(saved);
+	CHECK(impostor_pid > 0, "the refused nicd did not start");
 	/* refused (logged) or, wrongly, linked: whichever comes first */
-	for (k = 0; k < 400 && g[0].hdr->nodes_up == 0x3 &&
-	     !log_has("h0.log", "does not prove the fabric key"); k++)
+	for (k = 0; k < 400 && !log_has(where, what) &&
+	     log_count("h0.log", "(1): linked") == links; k++)
 		usleep(10000);
-	r = 0;
 	usleep(300000);
 	if (log_count("h0.log", "(1): linked") != links) {
-		snprintf(why, sizeof(why), "h0 linked with the impostor");
+		snprintf(why, sizeof(why), "h0 linked with it");
 		r = -1;
 	} else if (wait_nodes_up(0, 0x3, 0.5)) {
-		snprintf(why, sizeof(why), "an impostor's nodes came up: %#llx",
+		snprintf(why, sizeof(why), "its nodes came up: %#llx",
 			 (unsigned long long)g[0].hdr->nodes_up);
 		r = -1;
-	} else if (k == 400) {
-		snprintf(why, sizeof(why), "h0 did not log a refused peer");
+	} else if (!log_has(where, what)) {
+		snprintf(why, sizeof(why), "%s does not say \"%s\"", where, what);
+		r = -1;
+	} else if (waitpid(nicd_pid[0], NULL, WNOHANG) ||
+		   waitpid(impostor_pid, NULL, WNOHANG)) {
+		snprintf(why, sizeof(why), "a nicd died of it");
 		r = -1;
 	}
 	kill(impostor_pid, SIGKILL);
@@ -889,46 +905,22 @@ static int test_impostor(void)
 	return r ? 1 : 0;
 }
 
+/* A nicd claiming to be h1 without the fabric key: refused, logged. */
+static int test_impostor(void)
+{
+	return refused_h1(bad_table, "impostor.log", NULL, "h0.log",
+			  "does not prove the fabric key");
+}
+
 /*
  * A nicd of the fabric (the key, h1's name) whose UCX tcp receive
- * segment is not h0's: refused and named in its log, never linked (a
- * chunk that came whole in h0's segment would abort it in UCX), and
- * neither nicd dies of it.
+ * segment is not h0's: refused and named in its log (a chunk that came
+ * whole in h0's segment would abort it in UCX).
  */
 static int test_seg_mismatch(void)
 {
-	const char *env = getenv("UCX_TCP_RX_SEG_SIZE");
-	char *saved = env ? strdup(env) : NULL;
-	int links = log_count("h0.log", "(1): linked"), k, r = 0;
-	pid_t pid;
-
-	setenv("UCX_TCP_RX_SEG_SIZE", "64k", 1);
-	pid = start_nicd(1, table, "segment.log");
-	if (saved)
-		setenv("UCX_TCP_RX_SEG_SIZE", saved, 1);
-	else
-		unsetenv("UCX_TCP_RX_SEG_SIZE");
-	free(saved);
-	CHECK(pid > 0, "the nicd with a 64 KiB segment did not start");
-	impostor_pid = pid;
-	for (k = 0; k < 400 && !log_has("segment.log", "receive segment") &&
-	     log_count("h0.log", "(1): linked") == links; k++)
-		usleep(10000);
-	usleep(300000);
-	if (log_count("h0.log", "(1): linked") != links) {
-		snprintf(why, sizeof(why), "h0 linked with it");
-		r = -1;
-	} else if (!log_has("segment.log", "receive segment is 524288 bytes, ours 65536")) {
-		snprintf(why, sizeof(why), "the refusal does not name both segments");
-		r = -1;
-	} else if (waitpid(nicd_pid[0], NULL, WNOHANG) || waitpid(pid, NULL, WNOHANG)) {
-		snprintf(why, sizeof(why), "a nicd died of it");
-		r = -1;
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	impostor_pid = 0;
-	return r ? 1 : 0;
+	return refused_h1(table, "segment.log", "64k", "segment.log",
+			  "receive segment is 524288 bytes, ours 65536");
 }
 
 /* h1 comes back: its guests reconnect, h0 (never restarted) links again. */
