@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 enum sync { FENCE, PSCW, LOCK, LOCK_ALL };
 enum pattern { RING, TO_ZERO };
@@ -488,14 +490,19 @@ static void op_put_extra(struct rma *w)
  * with MPI_ERR_RMA_RANGE and writes nothing, where the osc component
  * checks addresses (osc rdma and osc dynwin, by the window's NAME);
  * osc pt2pt does not (an erroneous program's outcome is undefined), so
- * it is not asked there.  1 if the put was made. */
+ * it is not asked there.  osc rdma attaches whole pages, so the memory
+ * is a mapping of its own: malloc'd, it could share a page with an
+ * attached region.  1 if the put was made. */
 static int op_put_unattached(struct rma *w, const char *name)
 {
 	int t = target_of(RING), checks = !strncmp(name, "rdma ", 5) || !strncmp(name, "dynwin ", 7);
-	uint8_t *mine = mt_alloc(SMALL), *s = mt_alloc(SMALL);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *mine = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *s = mt_alloc(SMALL);
 	MPI_Aint *addr;
 	int rc, cls;
 
+	MT_CHECK(mine != MAP_FAILED, "mmap of a page failed");
 	memset(mine, GUARD_BYTE, SMALL);
 	addr = all_addresses(mine);     /* (the allgather orders the memset before the put) */
 	if (checks) {
@@ -509,7 +516,7 @@ static int op_put_unattached(struct rma *w, const char *name)
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	mt_check_const(mine, SMALL, GUARD_BYTE, "memory never attached, after a put to it");
-	free(mine);
+	munmap(mine, page);
 	free(s);
 	free(addr);
 	return checks;
