@@ -601,16 +601,20 @@ static void refuse(struct fab_conn *c, const char *why)
  * UCX tcp sends a message of up to its own receive segment in one
  * fragment and takes it for granted the peer's is as large: one that is
  * not aborts on an assertion (tcp_ep.c) when a chunk comes.  So peers
- * must agree, and one that does not is refused before any chunk flows.
+ * must agree, and one that does not is refused before any chunk flows
+ * (1 if c was refused for it).
  */
-static void refuse_seg(struct fab_conn *c, uint32_t theirs)
+static int seg_refused(struct fab_conn *c, const struct fab_ctl *m)
 {
 	char why[160];
 
+	if (m->rx_seg == F.rx_seg || broken("segcheck"))
+		return 0;
 	snprintf(why, sizeof(why),
 		 "its UCX tcp receive segment is %u bytes, ours %u: set UCX_TCP_RX_SEG_SIZE alike on every host",
-		 theirs, F.rx_seg);
+		 m->rx_seg, F.rx_seg);
 	refuse(c, why);
+	return 1;
 }
 
 static void on_hello(struct fab_conn *c, const struct fab_ctl *m)
@@ -621,8 +625,8 @@ static void on_hello(struct fab_conn *c, const struct fab_ctl *m)
 		return refuse(c, "HELLO out of turn");
 	if (m->to != F.self || m->from >= F.self)
 		return refuse(c, "HELLO from a host that is not to connect to us");
-	if (m->rx_seg != F.rx_seg && !broken("segcheck"))
-		return refuse_seg(c, m->rx_seg);
+	if (seg_refused(c, m))
+		return;
 	c->host = (int)m->from;
 	memcpy(c->nonce_c, m->nonce, FAB_NONCE);
 	if (getrandom(c->nonce_s, FAB_NONCE, 0) != FAB_NONCE)
@@ -643,8 +647,8 @@ static void on_chal(struct fab_conn *c, const struct fab_ctl *m)
 	fab_mac('S', F.self, m->from, c->nonce_c, m->nonce, mac);
 	if (CRYPTO_memcmp(mac, m->mac, FAB_MAC))
 		return refuse(c, "it does not prove the fabric key");
-	if (m->rx_seg != F.rx_seg && !broken("segcheck"))
-		return refuse_seg(c, m->rx_seg);
+	if (seg_refused(c, m))
+		return;
 	memcpy(c->nonce_s, m->nonce, FAB_NONCE);
 	fab_mac('C', F.self, m->from, c->nonce_s, c->nonce_c, mac);
 	if (ctl_send(c, CTL_AUTH, NULL, mac))
