@@ -487,10 +487,14 @@ struct nicd_ctx *nicd_rna_target(struct nicd *n, const struct nicd_target *t,
 int nicd_rna_rw(struct nicd *n, struct nicd_engine *e,
 		const struct nicd_target *t, uint64_t va, uint64_t span,
 		uint8_t *buf, uint32_t *len, int to_target, struct nicd_wait *w);
+/* size: 8 or 4 (va aligned to it); a 4-byte op takes the low 32 bits of
+ * operand and compare and returns the old value zero-extended. */
 int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
 		    const struct nicd_target *t, uint64_t va, int aop,
-		    uint64_t operand, uint64_t compare, uint64_t *old,
-		    struct nicd_wait *w);
+		    uint32_t size, uint64_t operand, uint64_t compare,
+		    uint64_t *old, struct nicd_wait *w);
+/* Store an atomic's fetched value (size 8 or 4) at p, aligned to size. */
+void nicd_atomic_store_fetched(uint8_t *p, uint32_t size, uint64_t old);
 int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
 		  const struct nicd_target *t, uint32_t src, uint32_t tag,
 		  const struct iovec *iov, int iovcnt, uint32_t len,

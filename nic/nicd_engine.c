@@ -214,6 +214,7 @@ static int op_atomic(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	struct nicd_op *op = &c->op;
 	struct nicd_node *nd = c->nd;
 	int fetch = !!(op->cmd.flags & ELAN_CMDF_FETCH);
+	uint32_t size = (uint32_t)op->cmd.len;	/* 8 or 4: validated */
 	uint8_t *lp = NULL;
 	uint64_t old = 0;
 	int r;
@@ -224,21 +225,20 @@ static int op_atomic(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	nicd_bracket_open(nd, e->idx, c->idx);
 	r = 0;
 	if (fetch && !op->fetch_stored)
-		r = nicd_xlate(n, nd, c->idx, op->cmd.laddr, 8, 1, 0, &lp,
+		r = nicd_xlate(n, nd, c->idx, op->cmd.laddr, size, 1, 0, &lp,
 			       &op->w);
 	if (r == 0 && !op->atomic_done) {
 		r = nicd_rna_atomic(n, e, &op->t, op->cmd.raddr, op->cmd.aop,
-				    op->cmd.operand, op->cmd.compare, &old,
-				    &op->w);
+				    size, op->cmd.operand, op->cmd.compare,
+				    &old, &op->w);
 		if (r == 0) {
 			op->atomic_done = 1;
 			op->old = old;
-			op->done = 8;
+			op->done = size;
 		}
 	}
 	if (r == 0 && fetch && !op->fetch_stored) {
-		__atomic_store_n((uint64_t *)(void *)lp, op->old,
-				 __ATOMIC_RELAXED);
+		nicd_atomic_store_fetched(lp, size, op->old);
 		op->fetch_stored = 1;
 	}
 	nicd_bracket_close(nd, e->idx);

@@ -468,6 +468,7 @@ static int remote_atomic(struct nicd *n, struct nicd_engine *e,
 {
 	struct nicd_op *op = &c->op;
 	int fetch = !!(op->cmd.flags & ELAN_CMDF_FETCH), r = 0;
+	uint32_t size = (uint32_t)op->cmd.len;	/* 8 or 4: validated */
 	struct nicd_fmsg m;
 	uint8_t *lp = NULL;
 
@@ -477,17 +478,16 @@ static int remote_atomic(struct nicd *n, struct nicd_engine *e,
 			return restart_stale(c, op->rstatus) ? NICD_PENDING :
 			       op->rstatus;
 		op->atomic_done = 1;
-		op->done = 8;
+		op->done = size;
 	}
 	if (fetch && !op->fetch_stored) {
 		/* translated before the atomic runs (so a fault is served
 		 * first), and again to store what it fetched */
 		nicd_bracket_open(c->nd, e->idx, c->idx);
-		r = nicd_xlate(n, c->nd, c->idx, op->cmd.laddr, 8, 1, 0, &lp,
-			       &op->w);
+		r = nicd_xlate(n, c->nd, c->idx, op->cmd.laddr, size, 1, 0,
+			       &lp, &op->w);
 		if (r == 0 && op->atomic_done) {
-			__atomic_store_n((uint64_t *)(void *)lp, op->old,
-					 __ATOMIC_RELAXED);
+			nicd_atomic_store_fetched(lp, size, op->old);
 			op->fetch_stored = 1;
 		}
 		nicd_bracket_close(c->nd, e->idx);
@@ -498,6 +498,7 @@ static int remote_atomic(struct nicd *n, struct nicd_engine *e,
 		req_init(&m, NICD_FM_ATOMIC, c);
 		m.addr = op->cmd.raddr;
 		m.aop = op->cmd.aop;
+		m.chunk = size;
 		m.a = op->cmd.operand;
 		m.b = op->cmd.compare;
 		return request(n, c, &m, NULL, 0);
@@ -759,8 +760,9 @@ static int rx_reply(struct nicd *n, struct nicd_engine *e, uint32_t host,
 			op->t.epoch = m->epoch;
 			op->t.cap = c->cap;
 		}
+		/* a peer's value wider than the op's is cut to its size */
 		if (m->aop == NICD_FM_ATOMIC)
-			op->old = m->a;
+			op->old = op->cmd.len == 4 ? (uint32_t)m->a : m->a;
 		break;
 	default:
 		return bad(n, host, m, "reply to no request type");
@@ -996,7 +998,8 @@ static int owner_exec(struct nicd *n, struct nicd_engine *e, uint32_t host,
 	case NICD_FM_ATOMIC:
 		if (!owner_target(n, &t, &r))
 			break;
-		r = nicd_rna_atomic(n, e, &t, m->addr, m->aop, m->a, m->b, &old, w);
+		r = nicd_rna_atomic(n, e, &t, m->addr, m->aop, m->chunk, m->a,
+				    m->b, &old, w);
 		rep->a = old;
 		break;
 	case NICD_FM_SEND:
@@ -1097,7 +1100,8 @@ static int owner_check(struct nicd *n, uint32_t host,
 			return bad(n, host, m, "bad send length");
 		return 0;
 	case NICD_FM_ATOMIC:
-		if (m->aop > ELAN_AOP_XOR || (m->addr & 7) || len)
+		if (m->aop > ELAN_AOP_XOR || (m->chunk != 8 && m->chunk != 4) ||
+		    (m->addr & (m->chunk - 1)) || len)
 			return bad(n, host, m, "bad atomic");
 		return 0;
 	case NICD_FM_EVPOST:

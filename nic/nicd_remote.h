@@ -29,7 +29,7 @@ enum nicd_fmsg_type {
 	NICD_FM_RESOLVE = 1,	/* node, ctx, cap -> REPLY status, gen, epoch */
 	NICD_FM_PUT,		/* target, addr, len, data -> REPLY status */
 	NICD_FM_GET,		/* target, addr, len -> REPLY status, data */
-	NICD_FM_ATOMIC,		/* target, addr, aop, a, b -> REPLY status, a = old */
+	NICD_FM_ATOMIC,		/* target, addr, aop, chunk = size (8, 4), a, b -> REPLY status, a = old */
 	NICD_FM_SEND,		/* target, a = tag, len, data -> REPLY status */
 	NICD_FM_EVRES,		/* target -> REPLY status (an event credit held) */
 	NICD_FM_EVPOST,		/* target, a = cookie, b = raddr, aop = op, len: no reply */
@@ -45,7 +45,8 @@ struct nicd_fmsg {
 	uint8_t status;		/* REPLY: ELAN_OK or ELAN_E_* */
 	uint8_t aop;		/* ATOMIC: ELAN_AOP_*; EVPOST: op; REPLY: the request's type */
 	uint8_t rsvd;
-	uint32_t chunk;		/* PUT, GET: the op's chunk; EVPOST: the event's len */
+	uint32_t chunk;		/* PUT, GET: the op's chunk; EVPOST: the event's len;
+				 * ATOMIC: the operand's size, 8 or 4 */
 	uint32_t len;		/* bytes of data (GET request: wanted) */
 	uint32_t src;		/* initiator ELAN_ADDR(node, ctx) */
 	uint32_t tag;		/* initiator's op id */

@@ -108,10 +108,44 @@ static uint64_t do_atomic(uint64_t *p, int aop, uint64_t operand,
 	}
 }
 
+/* The same on a 4-byte word: its neighbours are never touched. */
+static uint32_t do_atomic32(uint32_t *p, int aop, uint32_t operand,
+			    uint32_t compare)
+{
+	uint32_t old;
+
+	switch (aop) {
+	case ELAN_AOP_ADD:
+		return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
+	case ELAN_AOP_CSWAP:
+		old = compare;
+		__atomic_compare_exchange_n(p, &old, operand, 0,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return old;
+	case ELAN_AOP_SWAP:
+		return __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST);
+	case ELAN_AOP_AND:
+		return __atomic_fetch_and(p, operand, __ATOMIC_SEQ_CST);
+	case ELAN_AOP_OR:
+		return __atomic_fetch_or(p, operand, __ATOMIC_SEQ_CST);
+	default:
+		return __atomic_fetch_xor(p, operand, __ATOMIC_SEQ_CST);
+	}
+}
+
+void nicd_atomic_store_fetched(uint8_t *p, uint32_t size, uint64_t old)
+{
+	if (size == 4)
+		__atomic_store_n((uint32_t *)(void *)p, (uint32_t)old,
+				 __ATOMIC_RELAXED);
+	else
+		__atomic_store_n((uint64_t *)(void *)p, old, __ATOMIC_RELAXED);
+}
+
 int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
 		    const struct nicd_target *t, uint64_t va, int aop,
-		    uint64_t operand, uint64_t compare, uint64_t *old,
-		    struct nicd_wait *w)
+		    uint32_t size, uint64_t operand, uint64_t compare,
+		    uint64_t *old, struct nicd_wait *w)
 {
 	struct nicd_ctx *tc;
 	uint8_t *tp;
@@ -121,12 +155,26 @@ int nicd_rna_atomic(struct nicd *n, struct nicd_engine *e,
 	if (!tc)
 		return r;
 	nicd_bracket_open(tc->nd, e->idx, tc->idx);
-	r = nicd_xlate(n, tc->nd, tc->idx, va, 8, 1, 1, &tp, w);
+	r = nicd_xlate(n, tc->nd, tc->idx, va, size, 1, 1, &tp, w);
 	if (r == 0) {
 		if (e->chunk_hook)
 			e->chunk_hook(n, e, t->node, 1, e->hook_arg);
-		/* va is 8-aligned (validated) and so is tp: one page */
-		*old = do_atomic((uint64_t *)(void *)tp, aop, operand, compare);
+		/* va is aligned to size (validated) and so is tp: one page */
+#ifdef NICD_BROKEN_ATOMIC32
+		/* broken on purpose (tests/nic/nic_test_broken only): a
+		 * 4-byte atomic done on the 8 bytes around it */
+		if (size == 4) {
+			*old = do_atomic((uint64_t *)(void *)(tp - (va & 4)),
+					 aop, operand, compare);
+			*old = (uint32_t)(*old >> (8 * (va & 4)));
+		} else
+#endif
+		if (size == 4)
+			*old = do_atomic32((uint32_t *)(void *)tp, aop,
+					   (uint32_t)operand, (uint32_t)compare);
+		else
+			*old = do_atomic((uint64_t *)(void *)tp, aop, operand,
+					 compare);
 	}
 	nicd_bracket_close(tc->nd, e->idx);
 	return r;

@@ -66,9 +66,12 @@ int nicd_validate_cmd(const struct nicd *n, const struct elan_cmd *c)
 	case ELAN_OP_ATOMIC:
 		if (c->flags & ~(ELAN_CMDF_REMOTE_EVENT | ELAN_CMDF_FETCH))
 			return ELAN_E_BADCMD;
-		if (c->aop > ELAN_AOP_XOR || c->len != 8 || (c->raddr & 7))
+		/* 8- or 4-byte operands, aligned to their size (so within
+		 * one page) at both ends */
+		if (c->aop > ELAN_AOP_XOR || (c->len != 8 && c->len != 4) ||
+		    (c->raddr & (c->len - 1)))
 			return ELAN_E_BADCMD;
-		if ((c->flags & ELAN_CMDF_FETCH) && (c->laddr & 7))
+		if ((c->flags & ELAN_CMDF_FETCH) && (c->laddr & (c->len - 1)))
 			return ELAN_E_BADCMD;
 		remote_op = 1;
 		break;

@@ -275,6 +275,20 @@ int elan_atomic(elan_ctx_t *c, uint32_t dst, uint64_t raddr,
 		    (uintptr_t)fetch, raddr, 8, operand, compare, 0);
 }
 
+int elan_atomic32(elan_ctx_t *c, uint32_t dst, uint64_t raddr,
+		  enum elan_atomic_op op, uint32_t operand, uint32_t compare,
+		  uint32_t *fetch, uint64_t cookie, unsigned int flags)
+{
+	if ((unsigned int)op > ELAN_AOP_XOR)
+		return -EINVAL;
+	if (fetch)
+		flags |= ELAN_CMDF_FETCH;
+	else
+		flags &= ~ELAN_CMDF_FETCH;
+	return post(c, ELAN_OP_ATOMIC, (uint8_t)op, flags, dst, cookie,
+		    (uintptr_t)fetch, raddr, 4, operand, compare, 0);
+}
+
 int elan_send(elan_ctx_t *c, uint32_t dst, uint32_t tag, const void *buf,
 	      uint64_t len, uint64_t cookie, unsigned int flags)
 {

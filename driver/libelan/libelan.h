@@ -128,6 +128,15 @@ int elan_atomic(elan_ctx_t *ctx, uint32_t dst, uint64_t raddr,
 		uint64_t *fetch, uint64_t cookie, unsigned int flags);
 
 /**
+ * elan_atomic32() - the same on a 32-bit word (@raddr 4-byte aligned):
+ * the 4 bytes around it are never touched; @fetch (4-byte aligned)
+ * receives the old value, and the event's value carries it zero-extended
+ */
+int elan_atomic32(elan_ctx_t *ctx, uint32_t dst, uint64_t raddr,
+		  enum elan_atomic_op op, uint32_t operand, uint32_t compare,
+		  uint32_t *fetch, uint64_t cookie, unsigned int flags);
+
+/**
  * elan_send() - send a message of @len <= ELAN_SEND_MAX bytes into the
  * receive ring of @dst, with @tag.  The buffer may be reused after the
  * completion event.  -EMSGSIZE when @len is too large.

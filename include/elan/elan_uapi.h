@@ -51,7 +51,7 @@ enum elan_op {
 	ELAN_OP_NOP	= 0,	/* completes at once: a marker */
 	ELAN_OP_PUT	= 1,	/* laddr[len] -> dst:raddr[len] */
 	ELAN_OP_GET	= 2,	/* dst:raddr[len] -> laddr[len] */
-	ELAN_OP_ATOMIC	= 3,	/* 64-bit atomic at dst:raddr (8-aligned) */
+	ELAN_OP_ATOMIC	= 3,	/* atomic of len 8 or 4 bytes at dst:raddr (len-aligned) */
 	ELAN_OP_SEND	= 4,	/* laddr[len <= ELAN_SEND_MAX] -> dst's receive ring */
 	ELAN_OP_FENCE	= 5,	/* completes when every earlier command has */
 };
@@ -66,7 +66,7 @@ enum elan_atomic_op {
 };
 
 /* elan_cmd.flags */
-#define ELAN_CMDF_FETCH		0x0001	/* atomic: old value -> *(u64 *)laddr */
+#define ELAN_CMDF_FETCH		0x0001	/* atomic: old value -> laddr (len bytes) */
 #define ELAN_CMDF_REMOTE_EVENT	0x0002	/* put/atomic: also an event at dst */
 
 /* One command: 64 bytes, written by user space into its command queue. */
@@ -78,9 +78,9 @@ struct elan_cmd {
 	__u64 cookie;		/* returned in the completion event */
 	__u64 laddr;		/* local virtual address */
 	__u64 raddr;		/* remote virtual address */
-	__u64 len;		/* bytes; 8 for atomics */
-	__u64 operand;		/* atomics */
-	__u64 compare;		/* compare-and-swap */
+	__u64 len;		/* bytes; atomics: 8 or 4 (the operand's size) */
+	__u64 operand;		/* atomics (4-byte ones: the low 32 bits) */
+	__u64 compare;		/* compare-and-swap (likewise) */
 	__u32 tag;		/* send: delivered with the message */
 	__u32 seq;		/* ring position + 1, written last */
 };
@@ -111,7 +111,7 @@ enum elan_status {
 /* One event: 32 bytes, written by the NIC into the event ring. */
 struct elan_event {
 	__u64 cookie;		/* the command's, or the initiator's for REMOTE */
-	__u64 value;		/* atomics: old value; REMOTE: raddr */
+	__u64 value;		/* atomics: old value (zero-extended); REMOTE: raddr */
 	__u32 len;		/* bytes moved */
 	__u32 src;		/* REMOTE: initiator ELAN_ADDR() */
 	__u8  type;		/* enum elan_ev_type */

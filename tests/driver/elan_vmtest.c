@@ -1671,8 +1671,11 @@ static void test_bad_cmd(void)
 		.raddr = U(w) + 4, .len = 8);
 	T_CHECK(r == ELAN_E_BADCMD, "unaligned atomic: %s", t_st(r));
 	r = RAW(.op = ELAN_OP_ATOMIC, .aop = ELAN_AOP_ADD, .dst = self,
-		.raddr = U(w), .len = 4);
-	T_CHECK(r == ELAN_E_BADCMD, "atomic of 4 bytes: %s", t_st(r));
+		.raddr = U(w), .len = 2);
+	T_CHECK(r == ELAN_E_BADCMD, "atomic of 2 bytes: %s", t_st(r));
+	r = RAW(.op = ELAN_OP_ATOMIC, .aop = ELAN_AOP_ADD, .dst = self,
+		.raddr = U(w) + 2, .len = 4);
+	T_CHECK(r == ELAN_E_BADCMD, "unaligned atomic of 4 bytes: %s", t_st(r));
 	r = RAW(.op = ELAN_OP_ATOMIC, .aop = ELAN_AOP_ADD, .dst = self,
 		.raddr = U(w), .len = 8, .flags = ELAN_CMDF_FETCH,
 		.laddr = U(w) + 12);

@@ -427,6 +427,31 @@ static int test_atomics_send(void)
 	      (unsigned long long)ev.cookie);
 	th_read_mem(b, th_va(b, 64), &v, 8);
 	CHECK(v == (0x1234567890abcdefull ^ 0xff), "xor result");
+	/* 4-byte atomics: on the upper half of that word, the lower kept */
+	cmd = th_cmd(ELAN_OP_ATOMIC, th_addr(b), th_va(a, 8192 + 12), th_va(b, 68), 4);
+	cmd.aop = ELAN_AOP_ADD;
+	cmd.operand = 0xffffffff00000001ull;	/* upper half ignored */
+	cmd.flags = ELAN_CMDF_FETCH;
+	fetched = ~0ull;
+	th_write_mem(a, th_va(a, 8192 + 8), &fetched, 8);
+	CHECK(do_cmd(a, &cmd, &ev) == 0 && ev.value == 0x12345678 && ev.len == 4,
+	      "4-byte fetch-add: %s, old %#llx", nicd_status_name(ev.status),
+	      (unsigned long long)ev.value);
+	th_read_mem(b, th_va(b, 64), &v, 8);
+	th_read_mem(a, th_va(a, 8192 + 8), &fetched, 8);
+	CHECK(v == ((0x12345679ull << 32) | (0x90abcdefull ^ 0xff)) &&
+	      fetched == 0x12345678ffffffffull,
+	      "4-byte fetch-add: target %#llx, fetched %#llx",
+	      (unsigned long long)v, (unsigned long long)fetched);
+	cmd.aop = ELAN_AOP_CSWAP;
+	cmd.raddr = th_va(b, 64);
+	cmd.compare = 0x90abcd10;
+	cmd.operand = 7;
+	CHECK(do_cmd(a, &cmd, &ev) == 0 && ev.value == 0x90abcd10,
+	      "4-byte compare-swap: old %#llx", (unsigned long long)ev.value);
+	th_read_mem(b, th_va(b, 64), &v, 8);
+	CHECK(v == ((0x12345679ull << 32) | 7), "4-byte compare-swap: target %#llx",
+	      (unsigned long long)v);
 	/* sends: in order, one across a page boundary of the sender */
 	for (k = 0; k < (int)sizeof(msg); k++)
 		msg[k] = (uint8_t)(k * 13 + 1);
@@ -1020,7 +1045,7 @@ int main(int argc, char **argv)
 	if (r == 0) {
 		result("put/get across hosts, 1 B .. 1 MiB, odd offsets, both ways, byte for byte",
 		       test_rw());
-		result("atomics (fetch, compare-swap, xor + remote event) and sends across hosts",
+		result("atomics (fetch, compare-swap, xor + remote event; 8 and 4 bytes) and sends across hosts",
 		       test_atomics_send());
 		result("capability, no context, remote and local faults across hosts",
 		       test_errors());

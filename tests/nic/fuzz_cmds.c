@@ -121,9 +121,10 @@ static void structured_cmd(struct in *in)
 	else
 		cmd.len = take(in, 8);
 	if (cmd.op == ELAN_OP_ATOMIC && b < 250) {
-		cmd.len = 8;
-		cmd.raddr &= ~7ull;
-		cmd.laddr &= ~7ull;
+		/* 8- or 4-byte atomics, aligned (b odd: 4 bytes) */
+		cmd.len = (b & 1) ? 4 : 8;
+		cmd.raddr &= ~(cmd.len - 1);
+		cmd.laddr &= ~(cmd.len - 1);
 	}
 	cmd.operand = take(in, 2);
 	cmd.compare = take(in, 1);

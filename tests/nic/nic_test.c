@@ -217,6 +217,73 @@ static int t_atomics(void)
 	return 0;
 }
 
+/*
+ * 4-byte atomics: each op, fetching and not, on both halves of an 8-byte
+ * word; the other half, the words around and the bytes around the
+ * fetched value keep their bytes; the upper bits of operand and compare
+ * are ignored; the event carries the old value zero-extended.
+ */
+static int t_atomics32(void)
+{
+	struct th t;
+	struct th_ctx *a, *b;
+	int aop, fetch, k;
+
+	CHECK(th_init(&t, 2, 32 * MiB) == 0, "init");
+	a = th_attach(&t, 0, 0, 7, 64);
+	b = th_attach(&t, 1, 3, 7, 64);
+	for (aop = ELAN_AOP_ADD; aop <= ELAN_AOP_XOR; aop++) {
+		for (fetch = 0; fetch < 2; fetch++) {
+			for (k = 0; k < 4; k++) {
+				uint32_t init = (uint32_t)rnd(), operand = (uint32_t)rnd();
+				uint32_t cmp = k < 2 ? init : (uint32_t)rnd(), want;
+				uint64_t roff = 8 * (1 + rnd() % 1000) + 4 * (k & 1);
+				uint64_t loff = 4096 + 8 * (1 + rnd() % 500) + 4 * (k >> 1);
+				uint8_t around[16], got[16], lgot[16], lwant[16];
+				struct elan_cmd cmd;
+				struct elan_event ev;
+				int st, i;
+
+				for (i = 0; i < 16; i++)
+					around[i] = (uint8_t)(0xa0 + i);
+				th_write_mem(b, th_va(b, roff - 4), around, 16);
+				memcpy(around + 4, &init, 4);
+				th_write_mem(b, th_va(b, roff), &init, 4);
+				th_write_mem(a, th_va(a, loff - 4), around, 16);
+				cmd = th_cmd(ELAN_OP_ATOMIC, th_addr(b), th_va(a, loff),
+					     th_va(b, roff), 4);
+				cmd.aop = (uint8_t)aop;
+				cmd.flags = fetch ? ELAN_CMDF_FETCH : 0;
+				/* upper halves that must be ignored */
+				cmd.operand = operand | (rnd() << 32);
+				cmd.compare = cmp | (rnd() << 32);
+				st = th_do(&t, a, &cmd, &ev);
+				CHECK(st == 0, "aop %d fetch %d: status %d", aop, fetch, st);
+				want = (uint32_t)ref_atomic(aop, init, operand, cmp);
+				th_read_mem(b, th_va(b, roff - 4), got, 16);
+				CHECK(!memcmp(got, around, 4) && !memcmp(got + 8, around + 8, 8),
+				      "aop %d fetch %d at +%d: bytes around the word changed",
+				      aop, fetch, (int)(roff & 4));
+				CHECK(!memcmp(got + 4, &want, 4),
+				      "aop %d fetch %d: target %#x want %#x", aop, fetch,
+				      *(uint32_t *)(void *)(got + 4), want);
+				CHECK(ev.value == init && ev.len == 4,
+				      "aop %d: event value %llx len %u, want old %x len 4",
+				      aop, (unsigned long long)ev.value, ev.len, init);
+				th_read_mem(a, th_va(a, loff - 4), lgot, 16);
+				memcpy(lwant, around, 16);
+				if (fetch)
+					memcpy(lwant + 4, &init, 4);
+				CHECK(!memcmp(lgot, lwant, 16),
+				      "aop %d fetch %d: fetch target or the bytes around it wrong",
+				      aop, fetch);
+			}
+		}
+	}
+	th_fini(&t);
+	return 0;
+}
+
 /* Two initiators on two nodes hammer one word with fetch-add. */
 static int t_atomic_race(void)
 {
@@ -1220,7 +1287,7 @@ static int t_malformed(void)
 {
 	struct th t;
 	struct th_ctx *a, *b;
-	struct elan_cmd bad[16], cmd;
+	struct elan_cmd bad[24], cmd;
 	int nbad = 0, i, st;
 
 	CHECK(th_init(&t, 2, 32 * MiB) == 0, "init");
@@ -1232,8 +1299,19 @@ static int t_malformed(void)
 	cmd.aop = 6;
 	bad[nbad++] = cmd;
 	cmd.aop = 0;
-	cmd.len = 4;
+	cmd.len = 2;
 	bad[nbad++] = cmd;
+	cmd.len = 16;
+	bad[nbad++] = cmd;
+	cmd.len = 4;
+	cmd.raddr += 2;
+	bad[nbad++] = cmd;
+	cmd.raddr -= 2;
+	cmd.flags = ELAN_CMDF_FETCH;
+	cmd.laddr += 2;
+	bad[nbad++] = cmd;
+	cmd.laddr -= 2;
+	cmd.flags = 0;
 	cmd.len = 8;
 	cmd.raddr += 4;
 	bad[nbad++] = cmd;
@@ -2174,6 +2252,7 @@ static const struct {
 	{ "put/get 1 B..64 MiB unaligned, remote", t_putget_remote },
 	{ "put/get 1 B..64 MiB unaligned, same node", t_putget_local },
 	{ "every atomic op, fetching and not", t_atomics },
+	{ "every 4-byte atomic op, fetching and not, neighbours kept", t_atomics32 },
 	{ "two initiators race fetch-add", t_atomic_race },
 	{ "NIC atomics race CPU atomics (engine thread)", t_atomic_cpu_race },
 	{ "send flood, slow receiver", t_send_flood },
