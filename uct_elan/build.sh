@@ -1,0 +1,167 @@
+#!/bin/bash
+# UCX with the Elan transport inside: Debian's UCX source with
+# uct_elan/src/uct/elan added, built and installed into the cache.
+#
+#   uct_elan/build.sh            builds if needed; prints the install prefix
+#   uct_elan/build.sh --cached   prints it only if built (else exit 1)
+#   uct_elan/build.sh --fetch-only   fetches the source; prints its tree
+#
+# Debian's UCX (1.13.1) loads only the transport modules named when it was
+# configured (ucs_load_modules), so a transport reaches the distribution's
+# Open MPI and MPICH as a UCX built with it; the sonames match, so putting
+# this build first on the library path is all they need.
+#
+# The source comes once with apt-get source (the version of the installed
+# libucx-dev) into $ELAN_CACHE/ucx-source (default ~/.cache/elan), apt
+# running on a state of its own with deb-src lines made from the machine's
+# deb lines (as btl_elan/osc_dynwin/prepare.sh); the machine's apt
+# configuration stays as it is.  The build goes to
+# $ELAN_CACHE/ucx-<key>, keyed by the source version, the transport's
+# sources and this script; a cached build returns at once.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+cachetop=${ELAN_CACHE:-$HOME/.cache/elan}
+cache=$cachetop/ucx-source
+say() { echo "ucx: $*" >&2; }
+
+version=$(dpkg-query -W -f='${source:Version}' libucx-dev 2>/dev/null) || {
+	say "libucx-dev is not installed: run scripts/install-deps.sh"
+	exit 1
+}
+upstream=${version#*:}
+upstream=${upstream%-*}
+tree=$cache/ucx-$version/ucx-$upstream
+
+fetch() {
+	local src=$cache/apt/sources.list.d f
+	local apt=(apt-get -q -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$src"
+		-o "Dir::State::Lists=$cache/apt/lists" -o "Dir::Cache=$cache/apt/cache"
+		-o APT::Sandbox::User=root)
+
+	mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache" "$src"
+	rm -f "$src"/*
+	# deb-src twins of the machine's enabled deb entries, both formats
+	if [ -r /etc/apt/sources.list ]; then
+		sed -n 's/^deb[[:space:]]/deb-src /p' /etc/apt/sources.list >"$src/machine.list"
+	fi
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] || continue
+		sed 's/^Types:[[:space:]]*deb[[:space:]]*$/Types: deb-src/' "$f" >"$src/$(basename "$f")"
+	done
+	for f in /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		sed -n 's/^deb[[:space:]]/deb-src /p' "$f" >"$src/$(basename "$f")"
+	done
+	say "fetching Debian's ucx $version source (apt-get source, into $cache)"
+	"${apt[@]}" update >"$cache/apt/update.log" 2>&1 || {
+		say "apt-get update of the deb-src lists failed: see $cache/apt/update.log"
+		exit 1
+	}
+	rm -rf "$cache/ucx-$version"
+	mkdir -p "$cache/ucx-$version"
+	(cd "$cache/ucx-$version" && "${apt[@]}" source "ucx=$version") \
+		>"$cache/apt/source.log" 2>&1 || {
+		say "apt-get source ucx=$version failed: see $cache/apt/source.log"
+		exit 1
+	}
+	[ -d "$tree/src/uct/sm" ] || {
+		say "no src/uct in $tree after apt-get source"
+		exit 1
+	}
+	touch "$tree/.elan-unpacked"
+}
+
+
+# The key: the source version, the transport's sources, libelan (compiled
+# into the module) and this script.
+inputs=("$here/build.sh" "$top/driver/libelan/elan.c" "$top/driver/libelan/libelan.h"
+	"$top/include/elan/elan_uapi.h")
+while IFS= read -r f; do inputs+=("$f"); done < <(find "$here/src" -type f | LC_ALL=C sort)
+key=$( { echo "$version"; for f in "${inputs[@]}"; do echo "${f#"$top"/}"; cat "$f"; done; } |
+	sha256sum | cut -c1-16)
+prefix=$cachetop/ucx-$key
+case "${1:-}" in
+--cached)	# the prefix if it is built, else nothing (exit 1)
+	[ -f "$prefix/.elan-built" ] || exit 1
+	echo "$prefix"
+	exit 0 ;;
+--fetch-only)
+	[ -f "$tree/.elan-unpacked" ] || fetch
+	echo "$tree"
+	exit 0 ;;
+esac
+if [ -f "$prefix/.elan-built" ]; then
+	echo "$prefix"
+	exit 0
+fi
+[ -f "$tree/.elan-unpacked" ] || fetch
+
+build=$cachetop/ucx-build-$key
+log=$build/build.log
+t0=$(date +%s)
+rm -rf "$build" "$prefix"
+mkdir -p "$build"
+say "building UCX $version with the elan transport into $prefix (log: $log)"
+cp -a "$tree" "$build/src"
+src=$build/src
+cp -a "$here/src/uct/elan" "$src/src/uct/elan"
+mkdir -p "$src/src/uct/elan/libelan/elan"
+cp "$top/driver/libelan/elan.c" "$top/driver/libelan/libelan.h" "$src/src/uct/elan/libelan/"
+cp "$top/include/elan/elan_uapi.h" "$src/src/uct/elan/libelan/elan/"
+# Wire it into UCX's configure and make: the module list (uct_modules, for
+# ucs_load_modules) is filled by src/uct/elan/configure.m4.
+sed -i 's|^m4_include(\[src/uct/ugni/configure.m4\])|&\nm4_include([src/uct/elan/configure.m4])|' \
+	"$src/src/uct/configure.m4"
+sed -i 's|^SUBDIRS = \. cuda ib rocm sm ugni$|& elan|' "$src/src/uct/Makefile.am"
+grep -q 'elan/configure.m4' "$src/src/uct/configure.m4" &&
+	grep -q '^SUBDIRS = .* elan$' "$src/src/uct/Makefile.am" || {
+	say "could not add the elan transport to UCX $version's src/uct (configure.m4, Makefile.am)"
+	exit 1
+}
+
+step() { # name command...
+	local t=$(date +%s) name=$1
+	shift
+	say "$name"
+	if ! ( cd "$src" && "$@" ) >>"$log" 2>&1; then
+		say "$name failed: see $log"
+		tail -n 25 "$log" | sed 's/^/  ! /' >&2
+		exit 1
+	fi
+	echo "ucx: $name: $(( $(date +%s) - t ))s" >>"$log"
+}
+jobs=$(nproc 2>/dev/null || echo 2)
+# Debian's own options (debian/rules) but InfiniBand, Java and the docs:
+# only what Open MPI, MPICH and the tests need here.
+step "autogen" ./autogen.sh
+step "configure" ./configure --prefix="$prefix" --enable-mt \
+	--disable-backtrace-detail --disable-logging --enable-devel-headers \
+	--enable-cma --with-elan --without-verbs --without-rdmacm --without-java \
+	--without-go --without-cuda --without-rocm --without-knem --without-xpmem \
+	--without-ugni --disable-doxygen-doc --disable-examples
+grep -q 'uct_MODULES.*elan' "$src/config.h" || {
+	say "configure did not take the elan module: see $log"
+	exit 1
+}
+step "make ($jobs jobs)" make -j"$jobs"
+step "make install" make install
+# The transport broken on purpose, for the tests only (tests/ucx/check):
+# the fetch of an atomic dropped.  UCX looks for its modules beside the
+# libucs it loaded (dladdr), so PREFIX/lib-broken, links to every library
+# of PREFIX/lib and to every module but libuct_elan, which is built again
+# with -DUCT_ELAN_BROKEN_FETCH, is chosen with LD_LIBRARY_PATH.
+step "the broken transport (tests only)" sh -c \
+	'make -C src/uct/elan clean && make -C src/uct/elan CPPFLAGS=-DUCT_ELAN_BROKEN_FETCH'
+mkdir -p "$prefix/lib-broken/ucx"
+for f in "$prefix"/lib/*.so*; do ln -s "../lib/${f##*/}" "$prefix/lib-broken/"; done
+for f in "$prefix"/lib/ucx/*.so*; do
+	case ${f##*/} in libuct_elan.*) ;; *) ln -s "../../lib/ucx/${f##*/}" "$prefix/lib-broken/ucx/" ;; esac
+done
+cp "$src/src/uct/elan/.libs/libuct_elan.so.0.0.0" "$prefix/lib-broken/ucx/"
+ln -s libuct_elan.so.0.0.0 "$prefix/lib-broken/ucx/libuct_elan.so.0"
+ln -s libuct_elan.so.0.0.0 "$prefix/lib-broken/ucx/libuct_elan.so"
+touch "$prefix/.elan-built"
+say "built in $(( $(date +%s) - t0 ))s: $prefix"
+echo "$prefix"
