@@ -26,6 +26,9 @@ pkgs=(
 	# UCP over whatever UCX finds, tcp on loopback here), and ucx_info /
 	# ucx_perftest for the transport's own figures
 	libucx-dev ucx-utils
+	# MPICH (ch4:ucx, over uct_elan's UCX in the guests: tests/ucx),
+	# beside Open MPI, whose generic names (mpicc, mpirun) stay
+	mpich libmpich-dev
 	gnuplot-nox
 	# real MPI applications for tests/apps and the main job, run in the
 	# guests from the shared /usr (Debian 12 sizes, download / installed):
@@ -64,5 +67,15 @@ if [ ! -e "$policy" ]; then
 	trap 'rm -f "$policy"' EXIT
 fi
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# MPICH's alternatives must not take mpicc and mpirun from Open MPI (the
+# build and the tests use the generic names for Open MPI)
+for a in mpi mpirun; do
+	cur=$(update-alternatives --query "$a" 2>/dev/null | sed -n 's/^Value: //p')
+	case "$cur" in
+	*openmpi*) ;;
+	*)	alt=$(update-alternatives --list "$a" 2>/dev/null | grep openmpi | head -1)
+		[ -z "$alt" ] || update-alternatives --quiet --set "$a" "$alt" ;;
+	esac
+done
 [ "$own_policy" = 0 ] || rm -f "$policy"
 echo "deps: done" >&2
