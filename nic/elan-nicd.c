@@ -29,6 +29,7 @@
 
 struct nicd nic;
 struct nicd_engine eng;
+static uint64_t naps;			/* the polling loop's naps (a stream) */
 int fabric_on;
 static struct fab_table fab_table;
 static FILE *logf_;
@@ -129,6 +130,45 @@ static void set_rt_priority(int prio)
 		nicd_logf(&nic, NICD_LOG_INFO, "running as SCHED_FIFO %d", prio);
 }
 
+#ifdef NICD_BROKEN_NAP
+/*
+ * Broken on purpose (nic/elan-nicd-broken, tests only):
+ * ELAN_NICD_BROKEN=napdrop loses, after each nap, the next command
+ * queued (skipped: never run, no event), as a stream taken in one go from
+ * a wrong position would: tests/nic/ivsh_test's stream must fail on it.
+ */
+static void broken_napdrop(void)
+{
+	static int on = -1;
+	struct nicd_ctx *c;
+	struct elan_cmd *slot;
+	uint32_t i, m;
+
+	if (on < 0) {
+		const char *b = getenv("ELAN_NICD_BROKEN");
+
+		on = b && !strcmp(b, "napdrop");
+		if (on)
+			nicd_logf(&nic, NICD_LOG_WARN,
+				  "BROKEN ON PURPOSE (ELAN_NICD_BROKEN=napdrop): a command lost after each nap");
+	}
+	if (!on)
+		return;
+	for (i = 0; i < nic.nodes; i++) {
+		if (!nic.node[i].up)
+			continue;
+		nicd_for_each_active_ctx(&nic.node[i], c, m) {
+			slot = elan_cmdq_slot(c->map.cmdq, c->cmd_tail);
+			if (LOAD_ACQ(&slot->seq) != elan_ring_seq(c->cmd_tail))
+				continue;
+			c->cmd_tail++;
+			STORE_REL(&c->map.status->cmd_tail, c->cmd_tail);
+			return;
+		}
+	}
+}
+#endif
+
 /*
  * Past the lag: spin on while the consumers run, or while a reply is
  * awaited for less than reply_ns.
@@ -164,13 +204,18 @@ static void print_stats(void)
 		nicd_logf(&nic, NICD_LOG_INFO,
 			  "placement: %llu moves beside a guest that posted nothing",
 			  (unsigned long long)place_moves);
+	nicd_logf(&nic, NICD_LOG_INFO,
+		  "polling: %llu naps in streams (%llu commands taken with more queued behind)",
+		  (unsigned long long)naps, (unsigned long long)nic.cmds_queued);
 }
 
 int main(int argc, char **argv)
 {
 	const char *nodes_spec[ELAN_MAX_NODES];
-	uint64_t spin_ns, lag_ns, reply_ns, hb_ns = 250000000ull, now, last_work,
-		 last_poll = 0, last_hb = 0;
+	uint64_t spin_ns, lag_ns, reply_ns, nap_ns, hb_ns = 250000000ull, now,
+		 last_work, last_poll = 0, last_hb = 0, spell = 0, queued_mark = 0,
+		 spell_queued = 0;
+	int streaming = 0;
 	uint32_t nnodes = 0, maxnode = 0, i;
 	int verbose = 0, nspec = 0, v;
 	struct sigaction sa = { 0 };
@@ -179,6 +224,7 @@ int main(int argc, char **argv)
 	spin_ns = cfg.spin_us * 1000;
 	lag_ns = cfg.lag_us * 1000;
 	reply_ns = cfg.reply_us * 1000;
+	nap_ns = cfg.nap_us * 1000;
 	/* node count = highest node number + 1 */
 	for (v = 0; v < nspec; v++) {
 		unsigned long id = strtoul(nodes_spec[v], NULL, 10);
@@ -287,10 +333,12 @@ int main(int argc, char **argv)
 		fprintf(f, "%d\n", (int)getpid());
 		fclose(f);
 	}
-	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us (lag %llu us, reply %llu us), fault timeout %lu ms",
+	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us (lag %llu us, reply %llu us, nap %llu us in streams of %llu), fault timeout %lu ms",
 		  nnodes, (unsigned long long)(spin_ns / 1000),
 		  (unsigned long long)(lag_ns / 1000),
 		  (unsigned long long)(reply_ns / 1000),
+		  (unsigned long long)(nap_ns / 1000),
+		  (unsigned long long)cfg.stream_cmds,
 		  (unsigned long)cfg.fault_ms);
 	printf("elan-nicd: ready: %u nodes, pid %d\n", nnodes, (int)getpid());
 	fflush(stdout);
@@ -327,10 +375,44 @@ int main(int argc, char **argv)
 		 * the host scheduler likes to put the NIC beside the vCPU
 		 * whose doorbell woke it), so spinning on only delays it.
 		 */
-		if (w || (now - last_work < spin_ns &&
-			  (!lag_ns || now - last_work < lag_ns ||
-			   keep_spinning(nicd_consumers_behind(&nic),
-					 now - last_work, reply_ns))))
+		if (w)
+			continue;
+		/*
+		 * A stream (once per idle spell, past the lag): since the
+		 * last spell, stream_cmds commands or more were taken with
+		 * another already posted behind them, so the posters are
+		 * ahead of us and post on.  Spinning for them takes a core
+		 * from their vCPUs (2 host cores here), sleeping makes each
+		 * wake-up cost a doorbell (an ioctl in the guest, then 4-52
+		 * us here) for the few commands posted meanwhile.  So nap:
+		 * nap_ns with nic_sleeping still 0 (nobody rings; a command
+		 * posted now waits for the nap's end at most), then take in
+		 * one go what was posted meanwhile.  A ping-pong never has a
+		 * command queued behind another and sleeps as before; a nap
+		 * that brings no work ends the stream.
+		 */
+		if (nap_ns && now - last_work >= lag_ns && spell != last_work) {
+			spell = last_work;
+			spell_queued = nic.cmds_queued - queued_mark;
+			streaming = spell_queued >= cfg.stream_cmds;
+			queued_mark = nic.cmds_queued;
+		}
+		if (streaming) {
+			streaming = 0;
+			naps++;
+			nicd_trace(&nic, 'N', 0, 0, 0, spell_queued);
+			if (poll_events_ns(nap_ns))
+				last_work = nicd_now_mono();
+			last_poll = nicd_now_mono();
+#ifdef NICD_BROKEN_NAP
+			broken_napdrop();
+#endif
+			continue;
+		}
+		if (now - last_work < spin_ns &&
+		    (!lag_ns || now - last_work < lag_ns ||
+		     keep_spinning(nicd_consumers_behind(&nic), now - last_work,
+				   reply_ns)))
 			continue;
 		/* idle: announce sleep, fence, look once more, then block */
 		nicd_set_sleeping(&nic, 1);

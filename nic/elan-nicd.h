@@ -33,6 +33,7 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 struct elan_nicd_cfg {
 	uint64_t spin_us, lag_us, reply_us, fault_ms;
+	uint64_t nap_us, stream_cmds;
 	uint64_t rt_prio;
 	uint64_t stall_ms;
 	uint64_t place;
@@ -79,6 +80,8 @@ extern int epfd;
 void irq_cb(void *arg, uint32_t node, uint32_t vec);
 /* Handle what epoll reports.  Returns how many doorbells/socket events. */
 int poll_events(int timeout_ms);
+/* The same, waiting at most timeout_ns (a nap). */
+int poll_events_ns(uint64_t timeout_ns);
 /* Listen on node's socket (bound under a temporary name, then renamed). */
 void listen_node(uint32_t node);
 

@@ -254,6 +254,8 @@ struct nicd {
 	uint32_t nrres;
 	uint8_t remote_busy;		/* a request found the link busy */
 	uint64_t rstat_rx, rstat_tx, rstat_bad;
+	uint64_t cmds_queued;		/* commands taken with the next one
+					 * already posted behind them */
 };
 
 /* ------------------------------------------------------------ tracing */
@@ -263,7 +265,9 @@ struct nicd {
  * --trace FILE): a record per command taken (C: len = the command's
  * length), op completed (D: len = bytes done), fault raised (F: op = 1
  * for a write, len = the page number's low 32 bits), doorbell (B: op =
- * the vector), and the polling loop's sleep (S) and wake (W).  A ring
+ * the vector), and the polling loop's sleep (S), nap (N: len = the
+ * commands taken with another queued behind them since the last nap) and
+ * wake (W).  A ring
  * that keeps the newest NICD_TRACE_RECS, written out at exit.
  */
 #define NICD_TRACE_RECS (1u << 20)

@@ -377,6 +377,11 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 			}
 			memcpy(&c->op.cmd, slot, sizeof(c->op.cmd));
 			c->cmd_tail++;
+			/* a hint for the polling loop (a stream: the
+			 * poster is ahead of us); never trusted */
+			slot = elan_cmdq_slot(c->map.cmdq, c->cmd_tail);
+			if (LOAD(&slot->seq) == elan_ring_seq(c->cmd_tail))
+				n->cmds_queued++;
 			STORE_REL(&c->map.status->cmd_tail, c->cmd_tail);
 			c->ev_reserved++;
 			memset((uint8_t *)&c->op + sizeof(c->op.cmd), 0,

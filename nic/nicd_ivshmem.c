@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -143,12 +144,28 @@ static void accept_conn(uint32_t node)
 }
 
 /* Handle what epoll reports.  Returns how many doorbells/socket events. */
+static int handle_events(struct epoll_event *evs, int n);
+
 int poll_events(int timeout_ms)
 {
 	struct epoll_event evs[64];
-	int n, i, got = 0;
 
-	n = epoll_wait(epfd, evs, 64, timeout_ms);
+	return handle_events(evs, epoll_wait(epfd, evs, 64, timeout_ms));
+}
+
+int poll_events_ns(uint64_t timeout_ns)
+{
+	struct epoll_event evs[64];
+	struct timespec ts = { .tv_sec = (time_t)(timeout_ns / 1000000000u),
+			       .tv_nsec = (long)(timeout_ns % 1000000000u) };
+
+	return handle_events(evs, epoll_pwait2(epfd, evs, 64, &ts, NULL));
+}
+
+static int handle_events(struct epoll_event *evs, int n)
+{
+	int i, got = 0;
+
 	for (i = 0; i < n; i++) {
 		uint32_t type = (uint32_t)(evs[i].data.u64 >> 32);
 		uint32_t node = (uint32_t)(evs[i].data.u64 >> 8) & 0xffffff;

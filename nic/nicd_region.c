@@ -116,6 +116,7 @@ int nicd_trace_finish(struct nicd *n, const char *path)
 	} else {
 		fprintf(f, "# elan-nicd trace, %u of %u records: ns kind node ctx op len\n"
 			"# C command taken, D op done, F fault raised, B doorbell, S sleep, W wake,\n"
+			"# N nap in a stream (len: commands queued behind others before it),\n"
 			"# T message sent to a host, R received (node: host, ctx: type, op: reply's request)\n",
 			tr->n - k, tr->n);
 		for (; k < tr->n; k++) {

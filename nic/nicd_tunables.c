@@ -16,7 +16,8 @@
  * so an option overrides it.
  */
 struct elan_nicd_cfg cfg = {
-	.spin_us = 100, .lag_us = 3, .reply_us = 10, .fault_ms = 10000,
+	.spin_us = 100, .lag_us = 3, .reply_us = 10, .nap_us = 40, .stream_cmds = 2,
+	.fault_ms = 10000,
 	.rt_prio = 1, .place = 1, .fabric_timeout_ms = 1000,
 };
 
@@ -34,6 +35,15 @@ static const struct tunable {
 	{ "spin-reply-us", "ELAN_NICD_SPIN_REPLY_US", "N",
 	  "and after N us when messages were seen but their senders'\n"
 	  "completions not taken", &cfg.reply_us, 10000000, NULL },
+	{ "nap-us", "ELAN_NICD_NAP_US", "N",
+	  "a stream (--stream-cmds commands taken with more\n"
+	  "queued behind them since the last idle spell): once\n"
+	  "idle, nap N us without asking for doorbells, then\n"
+	  "take what was posted meanwhile (0: never nap)",
+	  &cfg.nap_us, 10000, NULL },
+	{ "stream-cmds", "ELAN_NICD_STREAM_CMDS", "N",
+	  "commands found queued behind another that make a stream",
+	  &cfg.stream_cmds, 1000000, NULL },
 	{ "rt-priority", "ELAN_NICD_RT_PRIORITY", "N",
 	  "run as SCHED_FIFO N (0: normal scheduling)", &cfg.rt_prio, 99, NULL },
 	{ "place", "ELAN_NICD_PLACE", "0|1",

@@ -295,6 +295,75 @@ static int test_transfers(void)
 	return 0;
 }
 
+/*
+ * A stream of small sends, as osu_bw posts them: bursts of up to 64
+ * outstanding while the receiver drains its ring, 4000 messages of 1-64
+ * bytes, each burst in two parts with a pause between (so the second
+ * part is posted while nicd naps).  elan-nicd takes such bursts and naps
+ * between them (--nap-us) instead of sleeping: every message must still
+ * arrive exactly once, in the order posted, with its bytes, and every
+ * send must complete in order.  (test_trace then checks that nicd
+ * napped.)
+ */
+static int test_stream(void)
+{
+	enum { N = 4000, WIN = 64 };
+	struct th_ctx *a = attach(0, 5, 78, 16), *b = attach(1, 6, 78, 16);
+	uint32_t posted = 0, events = 0, delivered = 0, i;
+	uint8_t msg[64], got[ELAN_RECV_SLOT];
+	struct elan_recv_hdr h;
+	struct elan_event ev;
+	double t0 = now_s();
+
+	CHECK(a && b, "attach: the NIC did not take up the contexts");
+	th_preload(a, th_va(a, 0), WIN * 64);
+	while (delivered < N || events < N) {
+		while (posted < N && posted - events < WIN) {
+			uint32_t len = 1 + posted % 64;
+			struct elan_cmd cmd;
+
+			for (i = 0; i < len; i++)
+				msg[i] = (uint8_t)(posted * 13 + i);
+			th_write_mem(a, th_va(a, (posted % WIN) * 64), msg, len);
+			cmd = th_cmd(ELAN_OP_SEND, th_addr(b), th_va(a, (posted % WIN) * 64), 0, len);
+			cmd.tag = posted;
+			cmd.cookie = posted;
+			if (post(a, &cmd) < 0)
+				break;
+			/* a pause in the middle of the burst: the rest is
+			 * posted while nicd naps after the first part */
+			if (++posted % (WIN / 2) == 0) {
+				double p0 = now_s();
+
+				while (now_s() - p0 < 15e-6)
+					;
+			}
+		}
+		while (th_poll_ev(a, &ev)) {
+			CHECK(ev.status == ELAN_OK && ev.cookie == events,
+			      "send %u: completion of cookie %llu, status %u", events,
+			      (unsigned long long)ev.cookie, ev.status);
+			events++;
+		}
+		while (th_poll_recv(b, &h, got)) {
+			uint32_t len = 1 + delivered % 64;
+
+			CHECK(h.tag == delivered, "message %u: tag %u arrived in its place (dropped or reordered)",
+			      delivered, h.tag);
+			CHECK(h.len == len && h.src == th_addr(a), "message %u: %u bytes from %#x",
+			      delivered, h.len, h.src);
+			for (i = 0; i < len; i++)
+				CHECK(got[i] == (uint8_t)(delivered * 13 + i),
+				      "message %u: byte %u differs", delivered, i);
+			delivered++;
+		}
+		CHECK(now_s() - t0 < 30, "after 30 s: %u posted, %u completed, %u delivered of %d",
+		      posted, events, delivered, N);
+	}
+	CHECK(events == N, "%u completions for %d sends", events, N);
+	return 0;
+}
+
 static int test_sleep_and_irq(double idle_secs, double *cpu_pct)
 {
 	struct th_ctx *a = &t.node[0].ctx[0];
@@ -400,7 +469,7 @@ static int test_trace(void)
 {
 	unsigned int node, ctx, op, len;
 	unsigned long long t, last = 0;
-	int put_c = 0, put_d = 0, nf = 0, nb = 0, ns = 0, nw = 0, ordered = 1;
+	int put_c = 0, put_d = 0, nf = 0, nb = 0, ns = 0, nw = 0, nn = 0, ordered = 1;
 	char line[160], kind;
 	FILE *f = fopen(trace_path, "r");
 
@@ -420,12 +489,15 @@ static int test_trace(void)
 		nb += kind == 'B';
 		ns += kind == 'S';
 		nw += kind == 'W';
+		nn += kind == 'N';
 	}
 	fclose(f);
 	CHECK(ordered, "trace records out of time order");
 	CHECK(put_c && put_d, "the 1 MiB put: taken %d, done %d times in the trace", put_c, put_d);
 	CHECK(nf && nb && ns && nw, "traced: %d faults, %d doorbells, %d sleeps, %d wake-ups", nf, nb,
 	      ns, nw);
+	printf("# traced: %d doorbells, %d sleeps, %d naps, %d wake-ups\n", nb, ns, nn, nw);
+	CHECK(nn, "no nap traced: the stream of sends did not nap");
 	return 0;
 }
 
@@ -463,6 +535,8 @@ int main(int argc, char **argv)
 	if (r == 0) {
 		result("put/get/atomic/send between two guests, faults on interrupt",
 		       test_transfers());
+		result("a stream of 4000 small sends across naps: none lost, none reordered",
+		       test_stream());
 		r = test_sleep_and_irq(idle, &cpu);
 		result("sleeps when idle, doorbell wakes it, armed event interrupt", r);
 		if (cpu >= 0)
@@ -473,7 +547,7 @@ int main(int argc, char **argv)
 		result("guest disconnect: NODE_DOWN, reconnect with a fresh region",
 		       test_disconnect());
 		result("SIGTERM: NIC down in every region, sockets removed", test_shutdown());
-		result("--trace: commands, completions, faults, doorbells, sleeps at exit",
+		result("--trace: commands, completions, faults, doorbells, sleeps, naps at exit",
 		       test_trace());
 	}
 	if (nicd_pid > 0) {
