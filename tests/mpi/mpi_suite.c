@@ -2,10 +2,11 @@
  * buffer churn, every transfer checked.  Rank 0 prints "ok NAME ..." per
  * subtest; the first difference aborts the job with "FAIL NAME ...".
  *
- *   mpi_suite [-s MAXSIZE] [-c MAXCOUNT] [-t PREFIX[,PREFIX...]] [-l]
+ *   mpi_suite [-s MAXSIZE] [-c MAXCOUNT] [-r REGIONS] [-t PREFIX[,PREFIX...]] [-l]
  *
  * -s  largest ping-pong message (default 64M)
  * -c  largest collective count in ints (default 40000)
+ * -r  regions per rank of rma/regions (default 1000)
  * -t  run only the subtests whose names start with one of the prefixes
  *     (e.g. -t coll/ or -t p2p/truncate,rma/)
  * -l  list the subtests (no MPI needed) and exit
@@ -20,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-struct suite_opts suite_opt = { .max_size = 64 << 20, .coll_counts_max = 40000 };
+struct suite_opts suite_opt = { .max_size = 64 << 20, .coll_counts_max = 40000, .regions = 1000 };
 
 static const struct {
 	const char *name;
@@ -49,6 +50,13 @@ static const struct {
 	{ "rma/dynamic/pscw", rma_dyn_pscw },
 	{ "rma/dynamic/lock", rma_dyn_lock },
 	{ "rma/dynamic/lock_all", rma_dyn_lock_all },
+	{ "rma/dynamic/linked-list", rma_dyn_linked_list },
+	{ "rma/regions", rma_regions },
+	{ "rma/gacc-derived/fence", rma_gacc_derived_fence },
+	{ "rma/gacc-derived/lock", rma_gacc_derived_lock },
+	{ "rma/gacc-derived/pscw", rma_gacc_derived_pscw },
+	{ "rma/pair/fence", rma_pair_fence },
+	{ "rma/pair/lock", rma_pair_lock },
 	{ "churn/malloc", churn_malloc },
 	{ "churn/mmap", churn_mmap },
 	{ "churn/fork", churn_fork },
@@ -86,14 +94,15 @@ int main(int argc, char **argv)
 	size_t i;
 	int c, list = 0;
 
-	while ((c = getopt(argc, argv, "s:c:t:l")) != -1) {
+	while ((c = getopt(argc, argv, "s:c:r:t:l")) != -1) {
 		switch (c) {
 		case 's': suite_opt.max_size = mt_parse_size(optarg); break;
 		case 'c': suite_opt.coll_counts_max = atoi(optarg); break;
+		case 'r': suite_opt.regions = atoi(optarg); break;
 		case 't': only = optarg; break;
 		case 'l': list = 1; break;
 		default:
-			fprintf(stderr, "usage: mpi_suite [-s MAXSIZE] [-c MAXCOUNT] [-t PREFIXES] [-l]\n");
+			fprintf(stderr, "usage: mpi_suite [-s MAXSIZE] [-c MAXCOUNT] [-r REGIONS] [-t PREFIXES] [-l]\n");
 			return 2;
 		}
 	}
