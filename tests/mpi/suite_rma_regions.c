@@ -9,7 +9,8 @@
  *
  * rma/dynamic/linked-list: the classic lock-free linked list under
  * MPI_Win_lock_all: each rank appends NLIST elements to one shared list,
- * each element attached to the window as it is made; the tail's next
+ * each element attached to the window as it is made (from two arenas, so
+ * that attaches insert regions in the middle of the table); the tail's next
  * pointer, in an element some rank may have attached a moment ago, is
  * taken with MPI_Compare_and_swap, the displacement written with
  * MPI_Accumulate REPLACE and read with MPI_Fetch_and_op NO_OP and
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define REGION_BYTES 4000
 
@@ -136,11 +138,15 @@ struct ptr {
 	MPI_Aint disp;
 };
 
-static struct elem *new_elem(MPI_Win win, int64_t value, struct ptr *p)
+/* Element I lives at the start of a page of one of two arenas (even I in
+ * the first, odd in the second, ascending in each): every attach makes a
+ * region of its own, and half of them go in the middle of the sorted
+ * region table, moving the regions above them (the table a peer reads). */
+static struct elem *new_elem(MPI_Win win, uint8_t *arenas, int i, int64_t value, struct ptr *p)
 {
-	struct elem *e;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct elem *e = (struct elem *)(arenas + ((size_t)(i % 2) * (NLIST + 1) + (size_t)i / 2) * page);
 
-	MT_MPI(MPI_Alloc_mem(sizeof(*e), MPI_INFO_NULL, &e));
 	e->next_rank = NIL_RANK;
 	e->next_disp = 0;
 	e->value = value;
@@ -153,6 +159,8 @@ static struct elem *new_elem(MPI_Win win, int64_t value, struct ptr *p)
 void rma_dyn_linked_list(void)
 {
 	struct elem **mine = mt_alloc((NLIST + 1) * sizeof(*mine));
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *arenas;
 	int64_t nil = NIL_RANK, total = (int64_t)NLIST * mt_size, *seen = NULL, *last = NULL;
 	struct ptr head, tail, fresh;
 	int nmine = 0, len, cas_tries = 0;
@@ -162,8 +170,9 @@ void rma_dyn_linked_list(void)
 	MT_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
 	MT_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
 	MT_MPI(MPI_Win_get_name(win, name, &len));
+	MT_MPI(MPI_Alloc_mem(2 * (NLIST + 1) * page, MPI_INFO_NULL, &arenas));
 	if (mt_rank == 0)
-		mine[nmine++] = new_elem(win, -1, &head);
+		mine[nmine++] = new_elem(win, arenas, 2 * NLIST + 1, -1, &head);
 	MT_MPI(MPI_Bcast(&head, sizeof(head), MPI_BYTE, 0, MPI_COMM_WORLD));
 	tail = head;
 
@@ -171,7 +180,7 @@ void rma_dyn_linked_list(void)
 	for (int i = 0; i < NLIST; i++) {
 		int64_t got;
 
-		mine[nmine++] = new_elem(win, (int64_t)mt_rank + (int64_t)mt_size * i, &fresh);
+		mine[nmine++] = new_elem(win, arenas, i, (int64_t)mt_rank + (int64_t)mt_size * i, &fresh);
 		for (;;) {
 			MT_MPI(MPI_Compare_and_swap(&fresh.rank, &nil, &got, MPI_INT64_T, (int)tail.rank,
 						    tail.disp + offsetof(struct elem, next_rank), win));
@@ -252,11 +261,10 @@ void rma_dyn_linked_list(void)
 		free(last);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
-	for (int i = nmine - 1; i >= 0; i--) {
+	for (int i = nmine - 1; i >= 0; i--)
 		MT_MPI(MPI_Win_detach(win, mine[i]));
-		MT_MPI(MPI_Free_mem(mine[i]));
-	}
 	MT_MPI(MPI_Win_free(&win));
+	MT_MPI(MPI_Free_mem(arenas));
 	suite_note("%d ranks appended %d elements each with MPI_Compare_and_swap under lock_all (%d CAS), walked on '%s'",
 		   mt_size, NLIST, cas_tries, name);
 	free(mine);
