@@ -101,71 +101,82 @@ static long dget(const void *buf, enum dkind k, int i)
 /* slot I is in the datatype: slots 0 and 2 of every 3 */
 static int din(int i) { return i % 3 != 1; }
 
+/* One window, an area of DSLOTS elements per type; each epoch does the
+ * three types at once (fewer epochs: each costs barriers). */
 static void gacc_derived(enum tsync s)
 {
 	static const MPI_Datatype base[] = { MPI_LONG, MPI_INT, MPI_DOUBLE };
 	static const int counts[] = { 5, DCOUNT_MAX };
-	size_t esz = sizeof(long) > sizeof(double) ? sizeof(long) : sizeof(double);
-	void *mem = mt_alloc(DSLOTS * esz), *org = mt_alloc(DSLOTS * esz), *res = mt_alloc(DSLOTS * esz);
+	size_t esz = sizeof(long) > sizeof(double) ? sizeof(long) : sizeof(double), area = DSLOTS * esz;
+	uint8_t *mem = mt_alloc(3 * area), *org = mt_alloc(3 * area), *res = mt_alloc(3 * area);
 	int next = ring_next(), prev = ring_prev(), checked = 0;
-	char what[160];
+	MPI_Datatype dt[3];
 	MPI_Win win;
 
-	MT_MPI(MPI_Win_create(mem, DSLOTS * esz, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+	MT_MPI(MPI_Win_create(mem, 3 * area, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
 	MT_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
 	for (int k = D_LONG; k <= D_DOUBLE; k++) {
-		MPI_Datatype vec, dt;
+		MPI_Datatype vec;
 		MPI_Aint lb, ext;
 
 		MPI_Type_get_extent(base[k], &lb, &ext);
 		MT_MPI(MPI_Type_vector(2, 1, 2, base[k], &vec));
-		MT_MPI(MPI_Type_create_resized(vec, 0, 3 * ext, &dt));
-		MT_MPI(MPI_Type_commit(&dt));
+		MT_MPI(MPI_Type_create_resized(vec, 0, 3 * ext, &dt[k]));
+		MT_MPI(MPI_Type_commit(&dt[k]));
 		MPI_Type_free(&vec);
-		for (int c = 0; c < 2; c++) {
-			int n = counts[c], slots = 3 * n;
+	}
+	for (int c = 0; c < 2; c++) {
+		int n = counts[c], slots = 3 * n;
 
-			if (s == T_LOCK)
-				MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+		if (s == T_LOCK)
+			MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+		for (int k = D_LONG; k <= D_DOUBLE; k++)
 			for (int i = 0; i < DSLOTS; i++)
-				dset(mem, (enum dkind)k, i, dinit(mt_rank, i));
-			if (s == T_LOCK)
-				MT_MPI(MPI_Win_unlock(mt_rank, win));
+				dset(mem + k * area, (enum dkind)k, i, dinit(mt_rank, i));
+		if (s == T_LOCK)
+			MT_MPI(MPI_Win_unlock(mt_rank, win));
+		for (int k = D_LONG; k <= D_DOUBLE; k++) {
 			for (int i = 0; i < DSLOTS; i++) {
-				dset(org, (enum dkind)k, i, din(i) ? dadd(mt_rank, i) : -55);
-				dset(res, (enum dkind)k, i, -77);
+				dset(org + k * area, (enum dkind)k, i, din(i) ? dadd(mt_rank, i) : -55);
+				dset(res + k * area, (enum dkind)k, i, -77);
 			}
-			if (mt_broken() && c == 1)
-				dset(org, (enum dkind)k, 3, dadd(mt_rank, 3) + 1);
-			MPI_Barrier(MPI_COMM_WORLD);
-			t_open(win, s, next);
-			MT_MPI(MPI_Get_accumulate(org, n, dt, res, n, dt, next, 0, n, dt, MPI_SUM, win));
-			t_close(win, s, next);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		t_open(win, s, next);
+		for (int k = D_LONG; k <= D_DOUBLE; k++)
+			MT_MPI(MPI_Get_accumulate(org + k * area, n, dt[k], res + k * area, n, dt[k], next, k * area, n, dt[k],
+						  MPI_SUM, win));
+		t_close(win, s, next);
+		for (int k = D_LONG; k <= D_DOUBLE; k++) {
 			for (int i = 0; i < DSLOTS; i++) {
-				long want = din(i) && i < slots ? dinit(next, i) : -77, got = dget(res, (enum dkind)k, i);
+				long want = din(i) && i < slots ? dinit(next, i) : -77;
+				long got = dget(res + k * area, (enum dkind)k, i);
 
-				snprintf(what, sizeof(what), "MPI_Get_accumulate SUM of %d derived %s (2 of 3) from rank %d",
-					 n, dkind_name[k], next);
-				MT_CHECK(got == want, "%s: result slot %d is %ld, expected %ld%s", what, i, got, want,
+				MT_CHECK(got == want,
+					 "MPI_Get_accumulate SUM of %d derived %s (2 of 3) from rank %d: result slot %d is %ld, expected %ld%s",
+					 n, dkind_name[k], next, i, got, want,
 					 din(i) && i < slots ? "" : " (not in the datatype: untouched)");
 			}
-			if (s == T_LOCK)
-				MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+		}
+		if (s == T_LOCK)
+			MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+		for (int k = D_LONG; k <= D_DOUBLE; k++) {
 			for (int i = 0; i < DSLOTS; i++) {
 				long want = dinit(mt_rank, i) + (din(i) && i < slots ? dadd(prev, i) : 0);
-				long got = dget(mem, (enum dkind)k, i);
+				long got = dget(mem + k * area, (enum dkind)k, i);
 
 				MT_CHECK(got == want,
 					 "MPI_Get_accumulate SUM of %d derived %s from rank %d: window slot %d is %ld, expected %ld",
 					 n, dkind_name[k], prev, i, got, want);
 			}
-			if (s == T_LOCK)
-				MT_MPI(MPI_Win_unlock(mt_rank, win));
-			MPI_Barrier(MPI_COMM_WORLD);
-			checked += 2 * DSLOTS;
 		}
-		MPI_Type_free(&dt);
+		if (s == T_LOCK)
+			MT_MPI(MPI_Win_unlock(mt_rank, win));
+		MPI_Barrier(MPI_COMM_WORLD);
+		checked += 3 * 2 * DSLOTS;
 	}
+	for (int k = D_LONG; k <= D_DOUBLE; k++)
+		MPI_Type_free(&dt[k]);
 	MT_MPI(MPI_Win_free(&win));
 	suite_note("long int double, counts 5 and 1000: %d slots checked", checked);
 	free(mem);
@@ -280,133 +291,153 @@ static void papply(int o, long tv, int ti, long ov, int oi, long *v, int *idx)
 	}
 }
 
+/* One window, an area of PCOUNT elements per pair type; each epoch does
+ * the six types at once. */
 static void pair_run(enum tsync s)
 {
-	size_t bytes = PCOUNT * PAIR_MAX;
-	void *mem = mt_alloc(bytes), *org = mt_alloc(bytes), *res = mt_alloc(bytes);
+	size_t area = PCOUNT * PAIR_MAX;
+	uint8_t *mem = mt_alloc(NPAIR * area), *org = mt_alloc(NPAIR * area), *res = mt_alloc(NPAIR * area);
 	int next = ring_next(), prev = ring_prev(), checked = 0;
+	long v, best = -1;
+	int idx, besti = -1;
 	MPI_Win win;
 
-	MT_MPI(MPI_Win_create(mem, bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+	MT_MPI(MPI_Win_create(mem, NPAIR * area, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
 	MT_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
 	for (int t = 0; t < NPAIR; t++) {
-		MPI_Datatype dt = pair_dt(t);
 		MPI_Aint lb, ext;
 
-		MPI_Type_get_extent(dt, &lb, &ext);
+		MPI_Type_get_extent(pair_dt(t), &lb, &ext);
 		MT_CHECK((size_t)ext == pair_types[t].size, "%s: extent %ld, the C struct's %zu", pair_types[t].name,
 			 (long)ext, pair_types[t].size);
-		for (int o = 0; o < P_NOPS; o++) {
-			/* MPI_Fetch_and_op; MPI_Get_accumulate of PCOUNT; of one
-			 * contiguous datatype of PCOUNT (a derived type with holes) */
-			for (int how = 0; how < 3; how++) {
-				int fop = how == 0, n = fop ? 1 : PCOUNT;
-				long v, tv, ov, ev;
-				int idx, ti, oi, ei;
-				MPI_Datatype contig;
+	}
+	for (int o = 0; o < P_NOPS; o++) {
+		/* MPI_Fetch_and_op; MPI_Get_accumulate of PCOUNT; of one
+		 * contiguous datatype of PCOUNT (a derived type with holes) */
+		for (int how = 0; how < 3; how++) {
+			int n = how == 0 ? 1 : PCOUNT;
+			MPI_Datatype contig[NPAIR];
 
-				if (s == T_LOCK)
-					MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+			if (s == T_LOCK)
+				MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+			for (int t = 0; t < NPAIR; t++) {
 				for (int j = 0; j < PCOUNT; j++) {
 					pinit(mt_rank, j, &v, &idx);
-					pset(t, mem, j, v, idx);
+					pset(t, mem + t * area, j, v, idx);
 				}
-				if (s == T_LOCK)
-					MT_MPI(MPI_Win_unlock(mt_rank, win));
+			}
+			if (s == T_LOCK)
+				MT_MPI(MPI_Win_unlock(mt_rank, win));
+			for (int t = 0; t < NPAIR; t++) {
 				for (int j = 0; j < PCOUNT; j++) {
 					porig(mt_rank, j, &v, &idx);
-					pset(t, org, j, v, idx + (mt_broken() && j == 1));
-					pset(t, res, j, -9, -9);
+					pset(t, org + t * area, j, v, idx);
+					pset(t, res + t * area, j, -9, -9);
 				}
-				MPI_Barrier(MPI_COMM_WORLD);
-				t_open(win, s, next);
+			}
+			MPI_Barrier(MPI_COMM_WORLD);
+			t_open(win, s, next);
+			for (int t = 0; t < NPAIR; t++) {
+				MPI_Datatype dt = pair_dt(t);
+
 				if (how == 0) {
-					MT_MPI(MPI_Fetch_and_op(org, res, dt, next, 0, pop_op(o), win));
+					MT_MPI(MPI_Fetch_and_op(org + t * area, res + t * area, dt, next, t * area, pop_op(o),
+								win));
 				} else if (how == 1) {
-					MT_MPI(MPI_Get_accumulate(org, n, dt, res, n, dt, next, 0, n, dt, pop_op(o), win));
+					MT_MPI(MPI_Get_accumulate(org + t * area, n, dt, res + t * area, n, dt, next, t * area,
+								  n, dt, pop_op(o), win));
 				} else {
-					MT_MPI(MPI_Type_contiguous(PCOUNT, dt, &contig));
-					MT_MPI(MPI_Type_commit(&contig));
-					MT_MPI(MPI_Get_accumulate(org, 1, contig, res, 1, contig, next, 0, 1, contig, pop_op(o),
-								  win));
+					MT_MPI(MPI_Type_contiguous(PCOUNT, dt, &contig[t]));
+					MT_MPI(MPI_Type_commit(&contig[t]));
+					MT_MPI(MPI_Get_accumulate(org + t * area, 1, contig[t], res + t * area, 1, contig[t], next,
+								  t * area, 1, contig[t], pop_op(o), win));
 				}
-				t_close(win, s, next);
-				if (how == 2)
-					MPI_Type_free(&contig);
+			}
+			t_close(win, s, next);
+			for (int t = 0; t < NPAIR && how == 2; t++)
+				MPI_Type_free(&contig[t]);
+			for (int t = 0; t < NPAIR; t++) {
 				for (int j = 0; j < PCOUNT; j++) {
-					pget(t, res, j, &v, &idx);
+					long ev;
+					int ei;
+
+					pget(t, res + t * area, j, &v, &idx);
 					if (j < n)
 						pinit(next, j, &ev, &ei);
 					else
 						ev = ei = -9;
 					MT_CHECK(v == ev && idx == ei,
 						 "%s %s on %s from rank %d: fetched element %d is (%ld, %d), expected (%ld, %d)",
-						 how_name[how], pop_name[o],
-						 pair_types[t].name, next, j, v, idx, ev, ei);
+						 how_name[how], pop_name[o], pair_types[t].name, next, j, v, idx, ev, ei);
 				}
-				if (s == T_LOCK)
-					MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+			}
+			if (s == T_LOCK)
+				MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+			for (int t = 0; t < NPAIR; t++) {
 				for (int j = 0; j < PCOUNT; j++) {
+					long tv, ov, ev;
+					int ti, oi, ei;
+
 					pinit(mt_rank, j, &tv, &ti);
 					porig(prev, j, &ov, &oi);
 					if (j < n && o != P_NO_OP)
 						papply(o, tv, ti, ov, oi, &ev, &ei);
 					else
 						ev = tv, ei = ti;
-					pget(t, mem, j, &v, &idx);
+					pget(t, mem + t * area, j, &v, &idx);
 					MT_CHECK(v == ev && idx == ei,
 						 "%s %s on %s from rank %d: window element %d is (%ld, %d), expected (%ld, %d)",
-						 how_name[how], pop_name[o],
-						 pair_types[t].name, prev, j, v, idx, ev, ei);
+						 how_name[how], pop_name[o], pair_types[t].name, prev, j, v, idx, ev, ei);
 				}
-				if (s == T_LOCK)
-					MT_MPI(MPI_Win_unlock(mt_rank, win));
-				MPI_Barrier(MPI_COMM_WORLD);
-				checked += 2 * PCOUNT;
 			}
-		}
-		/* MAXLOC from every rank at once into rank 0's element 0 */
-		{
-			long v, best = -1;
-			int idx, besti = -1;
-
-			if (s == T_LOCK)
-				MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
-			pset(t, mem, 0, 10, 99999);
 			if (s == T_LOCK)
 				MT_MPI(MPI_Win_unlock(mt_rank, win));
-			pset(t, org, 0, 20 + (mt_rank * 7) % 5, mt_rank);
 			MPI_Barrier(MPI_COMM_WORLD);
-			if (s == T_FENCE)
-				MT_MPI(MPI_Win_fence(0, win));
-			else
-				MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
-			MT_MPI(MPI_Fetch_and_op(org, res, dt, 0, 0, MPI_MAXLOC, win));
-			if (s == T_FENCE)
-				MT_MPI(MPI_Win_fence(0, win));
-			else
-				MT_MPI(MPI_Win_unlock(0, win));
-			MPI_Barrier(MPI_COMM_WORLD);
-			for (int r = 0; r < mt_size; r++)
-				if (20 + (r * 7) % 5 > best)
-					best = 20 + (r * 7) % 5, besti = r;
-			if (mt_rank == 0) {
-				if (s == T_LOCK)
-					MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
-				pget(t, mem, 0, &v, &idx);
-				if (s == T_LOCK)
-					MT_MPI(MPI_Win_unlock(0, win));
-				MT_CHECK(v == best && idx == besti,
-					 "MPI_Fetch_and_op MPI_MAXLOC on %s from all %d ranks at once: (%ld, %d), expected (%ld, %d)",
-					 pair_types[t].name, mt_size, v, idx, best, besti);
-			}
-			pget(t, res, 0, &v, &idx);
-			MT_CHECK((v == 10 && idx == 99999) || (idx >= 0 && idx < mt_size && v == 20 + (idx * 7) % 5),
-				 "MPI_Fetch_and_op MPI_MAXLOC on %s from all ranks at once fetched (%ld, %d): neither the start nor a rank's",
-				 pair_types[t].name, v, idx);
-			MPI_Barrier(MPI_COMM_WORLD);
+			checked += 2 * NPAIR * PCOUNT;
 		}
 	}
+
+	/* MAXLOC from every rank at once into rank 0's element 0 of each type */
+	if (s == T_LOCK)
+		MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+	for (int t = 0; t < NPAIR; t++)
+		pset(t, mem + t * area, 0, 10, 99999);
+	if (s == T_LOCK)
+		MT_MPI(MPI_Win_unlock(mt_rank, win));
+	for (int t = 0; t < NPAIR; t++)
+		pset(t, org + t * area, 0, 20 + (mt_rank * 7) % 5, mt_rank);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (s == T_FENCE)
+		MT_MPI(MPI_Win_fence(0, win));
+	else
+		MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+	for (int t = 0; t < NPAIR; t++)
+		MT_MPI(MPI_Fetch_and_op(org + t * area, res + t * area, pair_dt(t), 0, t * area, MPI_MAXLOC, win));
+	if (s == T_FENCE)
+		MT_MPI(MPI_Win_fence(0, win));
+	else
+		MT_MPI(MPI_Win_unlock(0, win));
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int r = 0; r < mt_size; r++)
+		if (20 + (r * 7) % 5 > best)
+			best = 20 + (r * 7) % 5, besti = r;
+	if (s == T_LOCK)
+		MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mt_rank, 0, win));
+	for (int t = 0; t < NPAIR; t++) {
+		if (mt_rank == 0) {
+			pget(t, mem + t * area, 0, &v, &idx);
+			MT_CHECK(v == best && idx == besti,
+				 "MPI_Fetch_and_op MPI_MAXLOC on %s from all %d ranks at once: (%ld, %d), expected (%ld, %d)",
+				 pair_types[t].name, mt_size, v, idx, best, besti);
+		}
+		pget(t, res + t * area, 0, &v, &idx);
+		MT_CHECK((v == 10 && idx == 99999) || (idx >= 0 && idx < mt_size && v == 20 + (idx * 7) % 5),
+			 "MPI_Fetch_and_op MPI_MAXLOC on %s from all ranks at once fetched (%ld, %d): neither the start nor a rank's",
+			 pair_types[t].name, v, idx);
+	}
+	if (s == T_LOCK)
+		MT_MPI(MPI_Win_unlock(mt_rank, win));
+	MPI_Barrier(MPI_COMM_WORLD);
 	MT_MPI(MPI_Win_free(&win));
 	suite_note("6 pair types x MAXLOC MINLOC REPLACE NO_OP x fetch_and_op, get_accumulate of 7 and of a contiguous type: %d elements checked",
 		   checked);
