@@ -50,8 +50,11 @@ static inline int mca_btl_elan_atomic(struct mca_btl_base_module_t *btl, int typ
                       (flags & (MCA_BTL_ATOMIC_FLAG_32BIT | MCA_BTL_ATOMIC_FLAG_FLOAT)))) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
+    /* the NIC's atomics are on aligned 64-bit words: "not supported" lets
+     * osc rdma fall back to get-op-put under its accumulate lock (a
+     * BAD_PARAM there ends the operation, or retries it for ever) */
     if (OPAL_UNLIKELY(remote_address & 7)) {
-        return OPAL_ERR_BAD_PARAM;
+        return OPAL_ERR_NOT_SUPPORTED;
     }
     frag = mca_btl_elan_rdma_frag_alloc(module, type, endpoint, local_address, remote_address,
                                         local_handle, 8, cbfunc, cbcontext, cbdata);

@@ -2,12 +2,14 @@
  * buffer churn, every transfer checked.  Rank 0 prints "ok NAME ..." per
  * subtest; the first difference aborts the job with "FAIL NAME ...".
  *
- *   mpi_suite [-s MAXSIZE] [-c MAXCOUNT] [-t PREFIX[,PREFIX...]] [-l]
+ *   mpi_suite [-s MAXSIZE] [-c MAXCOUNT] [-r REGIONS] [-t PREFIX[,PREFIX...]] [-x PREFIX[,...]] [-l]
  *
  * -s  largest ping-pong message (default 64M)
  * -c  largest collective count in ints (default 40000)
+ * -r  regions per rank of rma/regions (default 1000)
  * -t  run only the subtests whose names start with one of the prefixes
  *     (e.g. -t coll/ or -t p2p/truncate,rma/)
+ * -x  leave out the subtests whose names start with one of the prefixes
  * -l  list the subtests (no MPI needed) and exit
  *
  * MPITEST_CORRUPT=SUBSTRING in the environment breaks the subtests whose
@@ -20,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-struct suite_opts suite_opt = { .max_size = 64 << 20, .coll_counts_max = 40000 };
+struct suite_opts suite_opt = { .max_size = 64 << 20, .coll_counts_max = 40000, .regions = 1000 };
 
 static const struct {
 	const char *name;
@@ -49,6 +51,13 @@ static const struct {
 	{ "rma/dynamic/pscw", rma_dyn_pscw },
 	{ "rma/dynamic/lock", rma_dyn_lock },
 	{ "rma/dynamic/lock_all", rma_dyn_lock_all },
+	{ "rma/dynamic/linked-list", rma_dyn_linked_list },
+	{ "rma/regions", rma_regions },
+	{ "rma/gacc-derived/fence", rma_gacc_derived_fence },
+	{ "rma/gacc-derived/lock", rma_gacc_derived_lock },
+	{ "rma/gacc-derived/pscw", rma_gacc_derived_pscw },
+	{ "rma/pair/fence", rma_pair_fence },
+	{ "rma/pair/lock", rma_pair_lock },
 	{ "churn/malloc", churn_malloc },
 	{ "churn/mmap", churn_mmap },
 	{ "churn/fork", churn_fork },
@@ -67,12 +76,10 @@ void suite_note(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int selected(const char *name, const char *prefixes)
+static int matches(const char *name, const char *prefixes)
 {
 	char buf[512], *tok, *save;
 
-	if (!prefixes)
-		return 1;
 	snprintf(buf, sizeof(buf), "%s", prefixes);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (strncmp(name, tok, strlen(tok)) == 0)
@@ -80,26 +87,33 @@ static int selected(const char *name, const char *prefixes)
 	return 0;
 }
 
+static int selected(const char *name, const char *only, const char *except)
+{
+	return (!only || matches(name, only)) && !(except && matches(name, except));
+}
+
 int main(int argc, char **argv)
 {
-	const char *only = NULL;
+	const char *only = NULL, *except = NULL;
 	size_t i;
 	int c, list = 0;
 
-	while ((c = getopt(argc, argv, "s:c:t:l")) != -1) {
+	while ((c = getopt(argc, argv, "s:c:r:t:x:l")) != -1) {
 		switch (c) {
 		case 's': suite_opt.max_size = mt_parse_size(optarg); break;
 		case 'c': suite_opt.coll_counts_max = atoi(optarg); break;
+		case 'r': suite_opt.regions = atoi(optarg); break;
 		case 't': only = optarg; break;
+		case 'x': except = optarg; break;
 		case 'l': list = 1; break;
 		default:
-			fprintf(stderr, "usage: mpi_suite [-s MAXSIZE] [-c MAXCOUNT] [-t PREFIXES] [-l]\n");
+			fprintf(stderr, "usage: mpi_suite [-s MAXSIZE] [-c MAXCOUNT] [-r REGIONS] [-t PREFIXES] [-x PREFIXES] [-l]\n");
 			return 2;
 		}
 	}
 	if (list) {
 		for (i = 0; i < sizeof(subtests) / sizeof(subtests[0]); i++)
-			if (selected(subtests[i].name, only))
+			if (selected(subtests[i].name, only, except))
 				printf("%s\n", subtests[i].name);
 		return 0;
 	}
@@ -111,7 +125,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(subtests) / sizeof(subtests[0]); i++) {
 		double t;
 
-		if (!selected(subtests[i].name, only))
+		if (!selected(subtests[i].name, only, except))
 			continue;
 		mt_begin(subtests[i].name);
 		note[0] = 0;

@@ -14,7 +14,7 @@ static void usage(const struct osu *o, const char *prog)
 		fprintf(stderr, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP]%s%s%s\n"
 			"  sizes %zu:%zu, %d iterations (fewer above 8 KiB), %d warmup\n",
 			prog, o->window ? " [-W WINDOW]" : "", o->window && !o->sync ? " [-T MS]" : "",
-			o->sync ? " [-s flush|lock|fence|pscw] [-w allocate|create|dynamic]" : "",
+			o->sync ? " [-s flush|lock|fence|pscw] [-w allocate|create|dynamic] [-R REGIONS]" : "",
 			o->min, o->max, o->iters, o->warmup);
 }
 
@@ -25,7 +25,7 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 	int c, bad = 0, help = 0;
 
 	mt_init(argc, argv);
-	while ((c = getopt(*argc, *argv, "m:i:x:W:T:s:w:h")) != -1) {
+	while ((c = getopt(*argc, *argv, "m:i:x:W:T:s:w:R:h")) != -1) {
 		switch (c) {
 		case 'm':
 			colon = strchr(optarg, ':');
@@ -51,11 +51,13 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 			bad |= !o->sync || (strcmp(optarg, "allocate") && strcmp(optarg, "create") &&
 				       strcmp(optarg, "dynamic"));
 			break;
+		case 'R': o->regions = atoi(optarg); bad |= !o->sync || o->regions < 1; break;
 		case 'h': help = 1; break;
 		default: bad = 1;
 		}
 	}
-	bad |= o->min > o->max || o->iters < 1 || o->warmup < 0;
+	bad |= o->min > o->max || o->iters < 1 || o->warmup < 0 ||
+	       (o->regions > 1 && (!o->win || strcmp(o->win, "dynamic")));
 	if (help || bad || mt_size < min_ranks) {
 		usage(o, prog);
 		if (mt_size < min_ranks && mt_rank == 0)
@@ -65,7 +67,12 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 	}
 	if (mt_rank == 0) {
 		printf("# %s (Elan tests/mpi, OSU-style)\n", o->title);
-		printf("# %d ranks%s%s\n", mt_size, o->sync ? ", synchronization " : "", o->sync ? o->sync : "");
+		printf("# %d ranks%s%s", mt_size, o->sync ? ", synchronization " : "", o->sync ? o->sync : "");
+		if (o->win)
+			printf(", %s window", o->win);
+		if (o->regions > 1)
+			printf(", %d regions attached per rank", o->regions);
+		printf("\n");
 		printf("# %-8s%20s\n", "Size", o->column);
 	}
 }

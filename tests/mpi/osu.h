@@ -12,6 +12,9 @@
  *   -T MS         bw tests: time each size for at least MS milliseconds
  *                 (more windows than -i gives when they are quick; 0: off)
  *   -s SYNC       one-sided synchronisation: flush, lock, fence, pscw
+ *   -w WIN        one-sided window: allocate, create, dynamic
+ *   -R N          -w dynamic: N regions attached per rank (the one the
+ *                 operations go to and N - 1 of 4000 B), default 1
  *   -h            help */
 #ifndef OSU_H
 #define OSU_H
@@ -26,6 +29,7 @@ struct osu {
 	int min_ms;             /* -T (bw tests; 0: -i alone decides) */
 	const char *sync;       /* RMA tests only (NULL: no -s) */
 	const char *win;        /* RMA tests only: -w allocate (default), create or dynamic */
+	int regions;            /* -w dynamic: regions attached per rank (-R) */
 };
 
 /* Parse the options (everyone), print the header (rank 0); exits on -h

@@ -10,7 +10,9 @@
  * Rank 0 is the origin, rank 1 the target, window from MPI_Win_allocate
  * (-w allocate), MPI_Win_create of a malloc'd buffer (-w create) or
  * MPI_Win_create_dynamic with a malloc'd buffer attached (-w dynamic;
- * displacements are the target's addresses).
+ * displacements are the target's addresses; -R N attaches N - 1 more
+ * regions of 4000 B from MPI_Alloc_mem on every rank, half before the
+ * buffer and half after: the target's table holds N regions).
  * -s flush (default): one lock, each operation (or window) flushed;
  * lock: lock/unlock around each; fence and pscw: both ranks take turns
  * as origin, as OSU does, and the latency is per turn. */
@@ -55,8 +57,8 @@ int main(int argc, char **argv)
 	struct osu o = { .title = titles[BW][RMA_OP], .column = BW ? "Bandwidth (MB/s)" : "Latency (us)",
 			 .min = RMA_OP == RMA_FOP ? 8 : BW ? 1 : 0, .max = RMA_OP == RMA_FOP ? 8 : 4 << 20,
 			 .iters = BW ? 20 : 200, .warmup = BW ? 2 : 20, .window = BW ? 64 : 0, .sync = "flush",
-			 .win = "allocate" };
-	char *buf, *res, *winmem;
+			 .win = "allocate", .regions = 1 };
+	char *buf, *res, *winmem, **extra = NULL;
 	size_t wsize;			/* the window's bytes */
 	MPI_Group world, peer;
 	MPI_Win win;
@@ -76,10 +78,21 @@ int main(int argc, char **argv)
 		 * region ends */
 		size_t len = wsize + 4096;
 
-		winmem = malloc(len);
+		extra = calloc(o.regions, sizeof(*extra));
+		if (!extra)
+			mt_fail("calloc of the regions");
+		MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+		for (int i = 0; i < o.regions - 1; i++) {
+			if (i == (o.regions - 1) / 2)
+				winmem = malloc(len);   /* the measured one, amid the others */
+			MPI_Alloc_mem(4000, MPI_INFO_NULL, &extra[i]);
+			if (MPI_Win_attach(win, extra[i], 4000) != MPI_SUCCESS)
+				mt_fail("MPI_Win_attach of region %d of %d", i + 1, o.regions);
+		}
+		if (o.regions == 1)
+			winmem = malloc(len);
 		if (!winmem)
 			mt_fail("malloc of the window");
-		MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 		MPI_Win_attach(win, winmem, (MPI_Aint)len);
 		MPI_Get_address(winmem, &mine);
 		if (mt_rank < 2)	/* ranks 0 and 1 reach each other's */
@@ -175,6 +188,11 @@ int main(int argc, char **argv)
 		/* the origin may still be reaching into the region */
 		MPI_Barrier(MPI_COMM_WORLD);
 		MPI_Win_detach(win, winmem);
+		for (int i = 0; i < o.regions - 1; i++) {
+			MPI_Win_detach(win, extra[i]);
+			MPI_Free_mem(extra[i]);
+		}
+		free(extra);
 	}
 	MPI_Win_free(&win);
 	if (strcmp(o.win, "allocate"))	/* ours, not MPI's */

@@ -7,6 +7,7 @@
 struct suite_opts {
 	size_t max_size;        /* largest ping-pong message (-s) */
 	int coll_counts_max;    /* largest collective count in ints (-c) */
+	int regions;            /* regions per rank of rma/regions (-r) */
 };
 extern struct suite_opts suite_opt;
 
@@ -51,6 +52,13 @@ void rma_dyn_fence(void);
 void rma_dyn_pscw(void);
 void rma_dyn_lock(void);
 void rma_dyn_lock_all(void);
+void rma_dyn_linked_list(void);
+void rma_regions(void);
+void rma_gacc_derived_fence(void);
+void rma_gacc_derived_lock(void);
+void rma_gacc_derived_pscw(void);
+void rma_pair_fence(void);
+void rma_pair_lock(void);
 
 void churn_malloc(void);
 void churn_mmap(void);
