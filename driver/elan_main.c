@@ -66,8 +66,6 @@ static int elan_mode_pick(void)
 	}
 	/* read back: the mode in use (a literal, never freed) */
 	elan_mode = elan_notifier_mode ? "notifier" : "ioproc";
-	pr_info("elan: NIC MMU kept by %s\n", elan_notifier_mode ?
-		"mmu_interval_notifier and hmm_range_fault" : "IOPROC hooks");
 	return 0;
 }
 

@@ -19,7 +19,8 @@ problem() { say "FAILED: $*"; extra_fail=$((extra_fail + 1)); }
 setv() { [ -w "$1" ] && echo "$2" > "$1" 2>/dev/null; }
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 
-# swap on zram, for MADV_PAGEOUT
+# swap on zram, for MADV_PAGEOUT (a module in a packaged kernel)
+[ -e /sys/block/zram0 ] || modprobe zram 2>/dev/null
 if ! grep -q '^/dev/zram0 ' /proc/swaps && [ -e /sys/block/zram0/disksize ]; then
 	[ "$(cat /sys/block/zram0/disksize)" = 0 ] && setv /sys/block/zram0/disksize 256M
 	mkswap /dev/zram0 >/dev/null 2>&1 && swapon /dev/zram0 2>/dev/null ||
@@ -34,7 +35,13 @@ fi
 if grep -q '^elan ' /proc/modules; then
 	[ $keep = 1 ] || { rmmod elan || problem "rmmod of the old module"; }
 fi
-grep -q '^elan ' /proc/modules || insmod "$ko" || { problem "insmod $ko"; echo "0 passed, 1 failed"; exit 1; }
+# the mode the guest was booted for (elanvm.driver_mode=, guest-init)
+args=$(cat /etc/elan/insmod.args 2>/dev/null)
+# shellcheck disable=SC2086 # the module's arguments, split
+grep -q '^elan ' /proc/modules || insmod "$ko" $args || { problem "insmod $ko $args"; echo "0 passed, 1 failed"; exit 1; }
+drvmode=$(cat /sys/module/elan/parameters/mode)
+say "elan.ko in $drvmode mode"
+case "$args" in mode=*) [ "mode=$drvmode" = "$args" ] || problem "asked for $args, runs in $drvmode mode" ;; esac
 [ -e /dev/elan0 ] || { problem "no /dev/elan0 (is elan-nicd serving this guest?)"; echo "0 passed, 1 failed"; exit 1; }
 dmesg -c >/dev/null 2>&1
 pin0=$(vmstat nr_foll_pin_acquired) rel0=$(vmstat nr_foll_pin_released)
