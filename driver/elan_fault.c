@@ -216,17 +216,20 @@ static u32 elan_ctx_fault_ioproc(struct elan_ctx *c, unsigned long va,
 
 #if ELAN_HAVE_NOTIFIER
 /*
- * Notifier mode.  One hmm_range_fault() call reads the faulting page and
- * its fault-around, within the faulting page's VMA: the pages from @va
- * that the operation goes on to touch (@ahead) are faulted in like the
- * CPU would (HMM_PFN_REQ_FAULT, and HMM_PFN_REQ_WRITE for a write, so a
- * write translation comes from a writable PTE), the others only read if
- * present.  Then, under the context lock and only if no invalidation ran
- * since the page tables were read (mmu_interval_read_retry()), the
- * entries are installed the way IOPROC mode's fault-around does: the
- * faulting page, the pages after it up to the first gap, then the pages
- * below it down to its fault_around-aligned block, fault_around in all.
- * hmm_range_fault() takes no page reference.
+ * Notifier mode.  Two hmm_range_fault() calls, within the faulting page's
+ * VMA: the first faults in the pages from @va that the operation goes on
+ * to touch (@ahead) like the CPU would (HMM_PFN_REQ_FAULT, and
+ * HMM_PFN_REQ_WRITE for a write, so a write translation comes from a
+ * writable PTE); the second reads the faulting page and its fault-around
+ * without faulting anything.  (One call with the fault flags per page does
+ * not do: where it faults, hmm_range_fault() faults every page from there
+ * to the end of the page table it walks, flagged or not.)  Then, under
+ * the context lock and only if no invalidation ran since the page tables
+ * were read (mmu_interval_read_retry()), the entries are installed the
+ * way IOPROC mode's fault-around does: the faulting page, the pages after
+ * it up to the first gap, then the pages below it down to its
+ * fault_around-aligned block, fault_around in all.  hmm_range_fault()
+ * takes no page reference.
  */
 
 struct elan_hmm_load {
@@ -299,11 +302,16 @@ static u32 elan_ctx_fault_hmm(struct elan_ctx *c, unsigned long va,
 	unsigned long req = HMM_PFN_REQ_FAULT | (write ? HMM_PFN_REQ_WRITE : 0);
 	unsigned long timeout = jiffies +
 				msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT);
-	unsigned int i, n = elan_fault_around_pages();
+	unsigned int n = elan_fault_around_pages();
+	/* f: the pages to fault in; r: what is loaded, read only */
+	struct hmm_range f = {
+		.notifier = &c->mni,
+		.hmm_pfns = c->dev->fault_pfns,
+		.default_flags = req,
+	};
 	struct hmm_range r = {
 		.notifier = &c->mni,
 		.hmm_pfns = c->dev->fault_pfns,
-		.pfn_flags_mask = HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE,
 	};
 	struct elan_hmm_load l = { .c = c, .r = &r, .write = write,
 				   .block = ~0UL };
@@ -320,6 +328,7 @@ static u32 elan_ctx_fault_hmm(struct elan_ctx *c, unsigned long va,
 		return ELAN_E_TARGET_GONE;
 	for (;;) {
 		r.notifier_seq = mmu_interval_read_begin(&c->mni);
+		f.notifier_seq = r.notifier_seq;
 		mmap_read_lock(mm);
 		vma = vma_lookup(mm, va);
 		if (!vma) {
@@ -333,12 +342,11 @@ static u32 elan_ctx_fault_hmm(struct elan_ctx *c, unsigned long va,
 		/* va's block below it, n pages from va on, in va's VMA */
 		r.start = max(elan_fault_around_block(va, n), vma->vm_start);
 		r.end = min(va + n * PAGE_SIZE, vma->vm_end);
-		for (i = 0; i < (r.end - r.start) >> PAGE_SHIFT; i++) {
-			unsigned long a = r.start + i * PAGE_SIZE;
-
-			r.hmm_pfns[i] = a >= va && a < ahead_end ? req : 0;
-		}
-		ret = hmm_range_fault(&r);
+		f.start = va;
+		f.end = min(ahead_end, r.end);
+		ret = hmm_range_fault(&f);
+		if (!ret)
+			ret = hmm_range_fault(&r);
 		mmap_read_unlock(mm);
 		if (ret == -EBUSY && time_before(jiffies, timeout)) {
 			atomic64_inc(&c->dev->st.fault_retries);

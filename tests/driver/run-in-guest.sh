@@ -10,7 +10,9 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-ko=${ELAN_KO:-$repo/driver/elan.ko}
+# elan.ko: for a kernel built apart (driver/build-ko) the one of its release
+ko=${ELAN_KO:-$repo/driver/kbuild/$(uname -r)/elan.ko}
+[ -f "$ko" ] || ko=$repo/driver/elan.ko
 keep=0
 [ "${1:-}" = --keep-module ] && { keep=1; shift; }
 say() { echo "run-in-guest: $*"; }

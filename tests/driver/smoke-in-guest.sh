@@ -15,7 +15,9 @@
 # ELAN_DRIVER_MODE on the host) and must then run in that mode.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-ko=${ELAN_KO:-$here/../../driver/elan.ko}
+# elan.ko: for a kernel built apart (driver/build-ko) the one of its release
+ko=${ELAN_KO:-$here/../../driver/kbuild/$(uname -r)/elan.ko}
+[ -f "$ko" ] || ko=$here/../../driver/elan.ko
 args=$(cat /etc/elan/insmod.args 2>/dev/null)
 mode=${1:-none}
 fail=0
