@@ -18,21 +18,11 @@ keep=0
 say() { echo "run-in-guest: $*"; }
 extra_fail=0
 problem() { say "FAILED: $*"; extra_fail=$((extra_fail + 1)); }
-setv() { [ -w "$1" ] && echo "$2" > "$1" 2>/dev/null; }
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 
-# swap on zram, for MADV_PAGEOUT (a module in a packaged kernel)
-[ -e /sys/block/zram0 ] || modprobe zram 2>/dev/null
-if ! grep -q '^/dev/zram0 ' /proc/swaps && [ -e /sys/block/zram0/disksize ]; then
-	[ "$(cat /sys/block/zram0/disksize)" = 0 ] && setv /sys/block/zram0/disksize 256M
-	mkswap /dev/zram0 >/dev/null 2>&1 && swapon /dev/zram0 2>/dev/null ||
-		say "no swap on zram: vm_pageout will skip"
-fi
-thp=/sys/kernel/mm/transparent_hugepage
-if [ -d $thp ]; then
-	grep -q '\[never\]' $thp/enabled && setv $thp/enabled madvise
-	grep -q '\[never\]' $thp/defrag && setv $thp/defrag madvise
-fi
+# swap on zram, THP
+# shellcheck source=tests/driver/vm-setup.sh
+. "$here/vm-setup.sh"
 
 if grep -q '^elan ' /proc/modules; then
 	[ $keep = 1 ] || { rmmod elan || problem "rmmod of the old module"; }
