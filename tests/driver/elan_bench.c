@@ -571,19 +571,6 @@ static int run_initiator(const char *dir)
 
 static int runs = 3;		/* -r */
 
-static long file_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 static int file_put(const char *path, const char *val)
 {
 	FILE *f = fopen(path, "w");
@@ -594,13 +581,17 @@ static int file_put(const char *path, const char *val)
 	return fclose(f) ? -1 : 0;
 }
 
-/* A fresh EVSZ buffer, small pages only, every page written by the CPU. */
-static char *ev_buf(void)
+/*
+ * A fresh EVSZ buffer, small pages only, every byte @v written by the
+ * CPU (a value of its own each run: KSM must not find the last run's
+ * pages of the same content).
+ */
+static char *ev_buf(int v)
 {
 	char *p = map(EVSZ, 0);
 
 	madvise(p, EVSZ, MADV_NOHUGEPAGE);
-	memset(p, 0x5a, EVSZ);
+	memset(p, v, EVSZ);
 	return p;
 }
 
@@ -637,35 +628,62 @@ static int migrate(char *p)
 }
 
 /*
- * KSM merges @p's identical pages, then they are unmerged; 0 if not.
- * Merged pages are counted for this process (/proc/self/
- * ksm_merging_pages): the global pages_sharing keeps stale counts while
- * ksmd does not run.
+ * How many of @p's EVSZ pages are KSM pages now (the page map and the
+ * page flags, root only; -1 without them).  KSM's own counts, global or
+ * per process, go stale while ksmd does not run.
  */
+static long ksm_pages(char *p)
+{
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int kf = open("/proc/kpageflags", O_RDONLY);
+	uint64_t e, flags;
+	long n = 0;
+	size_t i;
+
+	if (pm < 0 || kf < 0) {
+		n = -1;
+		goto out;
+	}
+	for (i = 0; i < EVSZ / PG; i++) {
+		uintptr_t va = (uintptr_t)p + i * PG;
+
+		if (pread(pm, &e, 8, va / PG * 8) != 8 || !(e >> 63 & 1))
+			continue;
+		e &= (1ULL << 55) - 1;		/* the pfn */
+		if (pread(kf, &flags, 8, e * 8) == 8 && (flags >> 21 & 1))
+			n++;			/* KPF_KSM */
+	}
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kf >= 0)
+		close(kf);
+	return n;
+}
+
+/* KSM merges @p's identical pages, then they are unmerged; 0 if not. */
 static int ksm_unmerge(char *p)
 {
-	const char *mine = "/proc/self/ksm_merging_pages";
-	long m0 = file_long(mine), m = m0, want = (long)(EVSZ / PG) / 2;
+	long m = ksm_pages(p), want = (long)(EVSZ / PG) / 2;
 	double end = now() + 30;
 
-	if (m0 < 0 || madvise(p, EVSZ, MADV_MERGEABLE)) {
+	if (m < 0 || madvise(p, EVSZ, MADV_MERGEABLE)) {
 		fprintf(stderr, "elan_bench: no KSM here (%s)\n",
-			m0 < 0 ? mine : strerror(errno));
+			m < 0 ? "no page map or page flags" : strerror(errno));
 		return 0;
 	}
 	file_put(KSM "pages_to_scan", "10000");
 	file_put(KSM "sleep_millisecs", "10");
 	file_put(KSM "run", "1");
-	while (now() < end && m - m0 < want) {
+	while (now() < end && m < want) {
 		usleep(20000);
-		m = file_long(mine);
+		m = ksm_pages(p);
 	}
 	file_put(KSM "run", "0");
 	madvise(p, EVSZ, MADV_UNMERGEABLE);	/* each page its own again */
-	if (m - m0 < want)
-		fprintf(stderr, "elan_bench: KSM merged %ld pages in 30 s\n",
-			m - m0);
-	return m - m0 >= want;
+	if (m < want)
+		fprintf(stderr, "elan_bench: KSM merged %ld pages in 30 s\n", m);
+	return m >= want;
 }
 
 enum { EV_FIRST, EV_FORK, EV_SWAP, EV_MIGRATE, EV_KSM, EV_N };
@@ -680,18 +698,29 @@ static const char *const ev_key[EV_N] = {
 	"first", "fork_write", "swapin", "migrate", "ksm_unmerge",
 };
 
-/* One run of event @ev: faults and us per page of the get after it. */
-static int ev_run(elan_ctx_t *c, uint32_t self, char *src, int ev,
-		  double *faults, double *us)
+/*
+ * One run of event @ev: faults and us per page of the get after it.  The
+ * source of the gets is a buffer of the same content as the target's, so
+ * that the target's pages stay identical (KSM).
+ */
+static int ev_run(elan_ctx_t *c, uint32_t self, int ev, double *faults,
+		  double *us)
 {
+	static unsigned char v = 0x20;
 	struct elan_counters k0, k1;
-	char *l = ev_buf();
+	char *src = ev_buf(++v ? v : ++v), *l = ev_buf(v), *warm;
 	double t;
 	size_t i;
 	int ok = 1;
 
-	if (ev != EV_FIRST)
+	if (ev != EV_FIRST) {
 		op1(c, self, OP_GET, l, (uintptr_t)src, EVSZ);
+	} else {
+		/* the source translated, the target not */
+		warm = ev_buf(v);
+		op1(c, self, OP_GET, warm, (uintptr_t)src, EVSZ);
+		munmap(warm, EVSZ);
+	}
 	switch (ev) {
 	case EV_FORK:
 		fork_and_write(l, EVSZ);
@@ -717,6 +746,7 @@ static int ev_run(elan_ctx_t *c, uint32_t self, char *src, int ev,
 	if (memcmp(l, src, EVSZ))
 		die("%s", "events: the get's data differs");
 	munmap(l, EVSZ);
+	munmap(src, EVSZ);
 	return ok;
 }
 
@@ -724,7 +754,7 @@ static int run_events(void)
 {
 	elan_ctx_t *c = open_ctx();
 	uint32_t self = elan_addr(c);
-	char *src = ev_buf(), mode[32] = "?", name[96];
+	char mode[32] = "?", name[96];
 	double f[64], u[64];
 	struct stats sf, su;
 	FILE *mf = fopen(PARAM "mode", "r");
@@ -735,13 +765,12 @@ static int run_events(void)
 			strcpy(mode, "?");
 		fclose(mf);
 	}
-	op1(c, self, OP_GET, ev_buf(), (uintptr_t)src, EVSZ);	/* src warm */
 	printf("elan_bench events: elan.ko in %s mode; a get of %lu KiB into a buffer after each event, %d runs: median (min-max)\n",
 	       mode, EVSZ / 1024, n);
 	printf("%-44s %22s %24s\n", "event", "NIC faults/page", "us/page");
 	for (ev = 0; ev < EV_N; ev++) {
 		for (i = 0; i < n; i++)
-			if (!ev_run(c, self, src, ev, &f[i], &u[i]))
+			if (!ev_run(c, self, ev, &f[i], &u[i]))
 				break;
 		if (i < n) {
 			printf("%-44s %22s\n", ev_name[ev],
