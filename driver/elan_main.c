@@ -41,31 +41,58 @@ MODULE_PARM_DESC(heartbeat_timeout_ms,
  * do; any kernel).  "auto": ioproc where the kernel has the series, else
  * notifier.  Read back, it names the mode in use.
  */
-static char *elan_mode = "auto";
-module_param_named(mode, elan_mode, charp, 0444);
+enum { ELAN_MODE_AUTO, ELAN_MODE_IOPROC, ELAN_MODE_NOTIFIER };
+static const char * const elan_mode_names[] = {
+	[ELAN_MODE_AUTO] = "auto",
+	[ELAN_MODE_IOPROC] = "ioproc",
+	[ELAN_MODE_NOTIFIER] = "notifier",
+};
+
+static int elan_mode = ELAN_MODE_AUTO;
+bool elan_notifier_mode;
+
+static int elan_mode_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(elan_mode_names, val);
+
+	if (i < 0)
+		return -EINVAL;
+	*(int *)kp->arg = i;
+	return 0;
+}
+
+static int elan_mode_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%s\n",
+			 elan_notifier_mode ? "notifier" : "ioproc");
+}
+
+static const struct kernel_param_ops elan_mode_ops = {
+	.set = elan_mode_set,
+	.get = elan_mode_get,
+};
+module_param_cb(mode, &elan_mode_ops, &elan_mode, 0444);
 MODULE_PARM_DESC(mode,
 		 "auto (default: ioproc if the kernel has CONFIG_IOPROC, else notifier), ioproc or notifier");
-bool elan_notifier_mode;
 
 static int elan_mode_pick(void)
 {
 	bool ioproc = IS_ENABLED(CONFIG_IOPROC);
 
-	if (!strcmp(elan_mode, "auto")) {
+	if (elan_mode == ELAN_MODE_AUTO) {
 		elan_notifier_mode = !ioproc;
-	} else if (!strcmp(elan_mode, "notifier") && ELAN_HAVE_NOTIFIER) {
+	} else if (elan_mode == ELAN_MODE_NOTIFIER && ELAN_HAVE_NOTIFIER) {
 		elan_notifier_mode = true;
-	} else if (!strcmp(elan_mode, "ioproc") && ioproc) {
+	} else if (elan_mode == ELAN_MODE_IOPROC && ioproc) {
 		elan_notifier_mode = false;
 	} else {
-		pr_err("elan: mode=%s: this kernel has %s\n", elan_mode,
+		pr_err("elan: mode=%s: this kernel has %s\n",
+		       elan_mode_names[elan_mode],
 		       ioproc && ELAN_HAVE_NOTIFIER ? "ioproc and notifier" :
 		       ioproc ? "ioproc only (no CONFIG_HMM_MIRROR)" :
 		       "notifier only (no CONFIG_IOPROC)");
 		return -EINVAL;
 	}
-	/* read back: the mode in use (a literal, never freed) */
-	elan_mode = elan_notifier_mode ? "notifier" : "ioproc";
 	return 0;
 }
 
