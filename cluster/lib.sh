@@ -8,7 +8,8 @@
 #                                (empty when run from an install: see below)
 #   ELAN_DEFAULT_KERNEL          the guest kernel used without --kernel
 #   elan_resolve_kernel K        bzImage path from a file or directory
-#   elan_initramfs               build/look up the initramfs, print its path
+#   elan_initramfs KERNEL        build/look up the initramfs for KERNEL, print its path
+#   elan_kernel_modules KERNEL   the modules dir of a packaged kernel, or nothing
 #   elan_cleanup_*               a registry of pids, files and dirs the
 #                                EXIT/INT/TERM/HUP trap removes
 #   elan_shm_path NAME           a unique /dev/shm file for guest RAM
@@ -136,8 +137,27 @@ elan_resolve_kernel() { # file-or-dir -> bzImage path
 	readlink -f "$k"
 }
 
-elan_initramfs() {
-	"$ELAN_LIB_DIR/mkinitramfs" | tail -1
+# The modules of a kernel that needs some to boot a guest: $ELAN_KERNEL_MODULES,
+# else for a packaged kernel /boot/vmlinuz-VERSION its /lib/modules/VERSION
+# (Debian's linux-image-amd64: virtio, 9p and the network are modules);
+# nothing for ours (built in).
+elan_kernel_modules() { # kernel
+	local v
+	if [ -n "${ELAN_KERNEL_MODULES:-}" ]; then
+		echo "$ELAN_KERNEL_MODULES"
+		return
+	fi
+	v=$(basename "$1")
+	case "$v" in vmlinuz-*) ;; *) return 0 ;; esac
+	v=/lib/modules/${v#vmlinuz-}
+	[ -r "$v/modules.dep" ] && echo "$v"
+	return 0
+}
+
+elan_initramfs() { # kernel
+	local m
+	m=$(elan_kernel_modules "$1")
+	"$ELAN_LIB_DIR/mkinitramfs" ${m:+--modules "$m"} | tail -1
 }
 
 # ---------------------------------------------------------------- guest RAM
@@ -229,6 +249,8 @@ elan_qemu_args() {
 	[ -n "$G_WORKDIR" ] && append+=" elanvm.workdir=$G_WORKDIR"
 	[ "$G_OUTPUT" = console ] && append+=" elanvm.output=console"
 	[ -n "$G_APPEND" ] && append+=" $G_APPEND"
+	# elan.ko's mode in the guests (guest-init: /etc/elan/insmod.args)
+	[ -n "${ELAN_DRIVER_MODE:-}" ] && append+=" elanvm.driver_mode=$ELAN_DRIVER_MODE"
 	# more kernel parameters for every guest (tests/debug: kasan_multi_shot)
 	[ -n "${ELAN_GUEST_APPEND:-}" ] && append+=" $ELAN_GUEST_APPEND"
 	local accel

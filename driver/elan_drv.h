@@ -2,7 +2,9 @@
 /*
  * elan.ko internals: the device, its contexts and the NIC MMU upkeep.
  *
- * Locking:
+ * Locking (IOPROC mode; in notifier mode nothing of ours runs under a PTE
+ * lock: the interval notifier's invalidate and the fault service's install
+ * are serialised by elan_ctx.lock alone, with the notifier's sequence):
  *   elan_ctx.mutex  attach (sleeps); never held while a PTE lock is taken
  *                   by us, and never around copy_to/from_user.
  *   PTE/PMD lock -> elan_ctx.lock
@@ -22,12 +24,33 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/miscdevice.h>
+#include <linux/mmu_notifier.h>
+#ifdef CONFIG_IOPROC
 #include <linux/ioproc.h>
+#endif
+
+/*
+ * Two ways to follow a process's page tables (module parameter mode):
+ * the IOPROC hooks, on a kernel with the series, and mmu_interval_notifier
+ * with hmm_range_fault(), the way ODP and HMM drivers do it, on any
+ * kernel with CONFIG_HMM_MIRROR (and on request on one with IOPROC).
+ */
+#if IS_ENABLED(CONFIG_HMM_MIRROR)
+#define ELAN_HAVE_NOTIFIER	1
+#else
+#define ELAN_HAVE_NOTIFIER	0
+#endif
+#if !defined(CONFIG_IOPROC) && !ELAN_HAVE_NOTIFIER
+#error "elan.ko needs CONFIG_IOPROC or CONFIG_HMM_MIRROR"
+#endif
 
 #include <elan/elan_hw.h>
 
 struct pci_dev;
 struct dentry;
+
+/* The most pages one NIC fault loads (module parameter fault_around). */
+#define ELAN_FAULT_AROUND_MAX	64
 
 struct elan_stats {
 	atomic64_t translations_loaded;
@@ -50,6 +73,9 @@ struct elan_stats {
 	atomic64_t irq_state;
 	atomic64_t quarantines;		/* stalled chunks whose pages were kept */
 	atomic64_t pages_quarantined;	/* pages kept now */
+	/* notifier mode */
+	atomic64_t fault_retries;	/* loads raced by an invalidation */
+	atomic64_t pages_dirtied;	/* write entries dropped: page dirtied */
 };
 
 /*
@@ -94,6 +120,8 @@ struct elan_dev {
 	wait_queue_head_t waitq;	/* pollers of every context */
 	struct workqueue_struct *fault_wq;
 	struct work_struct fault_work;
+	/* notifier mode: hmm_range_fault()'s output, for the fault work only */
+	unsigned long fault_pfns[2 * ELAN_FAULT_AROUND_MAX];
 	struct delayed_work watchdog;	/* NIC heartbeat */
 	u64 last_heartbeat;
 	u64 dead_heartbeat;		/* the heartbeat when it was declared dead */
@@ -142,8 +170,15 @@ struct elan_ctx {
 	int phase;			/* enum elan_ctx_phase, under mutex */
 	unsigned int idx;		/* slot */
 	struct mm_struct *mm;		/* mmgrab()ed at attach */
+	bool notifier;			/* notifier mode (else IOPROC) */
+	bool registered;		/* ops or mni registered on mm */
+#ifdef CONFIG_IOPROC
 	struct ioproc_ops ops;
-	bool registered;
+#endif
+#if ELAN_HAVE_NOTIFIER
+	/* notifier mode: the whole address space, one interval */
+	struct mmu_interval_notifier mni;
+#endif
 
 	struct elan_hw_ctx_map map;	/* the slot's pieces in the NIC region */
 	struct elan_mmu_table *mmu;	/* the slot's table */
@@ -163,7 +198,13 @@ struct elan_ctx {
 };
 
 /* elan_mmu.c, elan_fault.c */
+#ifdef CONFIG_IOPROC
 extern const struct ioproc_ops elan_ioproc_ops;
+#endif
+#if ELAN_HAVE_NOTIFIER
+extern const struct mmu_interval_notifier_ops elan_mni_ops;
+#endif
+extern bool elan_notifier_mode;
 bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 		      unsigned long pfn, bool writable, bool huge);
 bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write);

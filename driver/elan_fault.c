@@ -3,13 +3,18 @@
  * Elan NIC translation fault service: the NIC posts a request for a page
  * it found without a translation, one work item answers the queue in
  * order, loading the page (and its fault-around) into the context's NIC
- * MMU with ioproc_load(), whose callback installs each entry under the
- * PTE lock (elan_mmu.c keeps the table).
+ * MMU (elan_mmu.c keeps the table).  IOPROC mode loads with ioproc_load(),
+ * whose callback installs each entry under the PTE lock; notifier mode
+ * reads the page tables with hmm_range_fault() and installs under the
+ * context lock if no invalidation ran meanwhile.
  */
 #include <linux/kernel.h>
+#include <linux/hmm.h>
+#include <linux/jiffies.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/mm.h>
+#include <linux/memremap.h>
 #include <linux/sched/mm.h>
 
 #include "elan_drv.h"
@@ -26,6 +31,27 @@ MODULE_PARM_DESC(huge,
 
 #define ELAN_FAULT_TRIES	32
 #define ELAN_FAULT_BATCH	16
+
+/* The faulting page joins the last faults, kept from eviction. */
+static void elan_fault_recent(struct elan_ctx *c, unsigned long addr)
+{
+	lockdep_assert_held(&c->lock);
+	c->recent[c->recent_pos++ % ELAN_MMU_RECENT] = addr & PAGE_MASK;
+}
+
+/* The fault-around this fault may load, and its block below @va. */
+static unsigned int elan_fault_around_pages(void)
+{
+	return clamp(READ_ONCE(elan_fault_around), 1U, ELAN_FAULT_AROUND_MAX);
+}
+
+static unsigned long elan_fault_around_block(unsigned long va,
+					     unsigned int n)
+{
+	return va & ~(roundup_pow_of_two(n) * PAGE_SIZE - 1);
+}
+
+#ifdef CONFIG_IOPROC
 
 struct elan_load_arg {
 	struct elan_ctx *c;
@@ -55,9 +81,7 @@ static void elan_load_cb(void *arg, unsigned long addr,
 		if (huge)
 			atomic64_inc(&c->dev->st.huge_loaded);
 		if (a->faulted) {
-			/* Kept from eviction until ELAN_MMU_RECENT more faults. */
-			c->recent[c->recent_pos++ % ELAN_MMU_RECENT] =
-				addr & PAGE_MASK;
+			elan_fault_recent(c, addr);
 			a->faulted = false;
 		}
 		a->installed = true;
@@ -115,14 +139,13 @@ static void elan_fault_around_load(struct elan_load_arg *a,
 				   struct mm_struct *mm, unsigned long va,
 				   unsigned int ahead)
 {
-	unsigned int i, n = min(READ_ONCE(elan_fault_around), 64U);
-	unsigned long block, addr = va;
+	unsigned int i, n = elan_fault_around_pages();
+	unsigned long block = elan_fault_around_block(va, n), addr = va;
 
 	lockdep_assert_held(&mm->mmap_lock);
 	for (i = 1; i < n; i++)
 		if (!elan_load_one(a, mm, va + i * PAGE_SIZE, i < ahead))
 			break;
-	block = va & ~(roundup_pow_of_two(max(n, 1U)) * PAGE_SIZE - 1);
 	for (; i < n && addr > block; i++) {
 		addr -= PAGE_SIZE;
 		if (!elan_load_one(a, mm, addr, false))
@@ -134,8 +157,8 @@ static void elan_fault_around_load(struct elan_load_arg *a,
  * Load the translation of @va into @c's MMU; @ahead: how many pages from
  * @va on the NIC operation touches (a hint).  Returns an elan_status.
  */
-static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write,
-			  unsigned int ahead)
+static u32 elan_ctx_fault_ioproc(struct elan_ctx *c, unsigned long va,
+				 bool write, unsigned int ahead)
 {
 	struct elan_load_arg a = { .c = c, .write = write };
 	struct mm_struct *mm = c->mm;
@@ -188,6 +211,187 @@ static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write,
 	mmap_read_unlock(mm);
 	mmput(mm);
 	return status;
+}
+#endif /* CONFIG_IOPROC */
+
+#if ELAN_HAVE_NOTIFIER
+/*
+ * Notifier mode.  Two hmm_range_fault() calls, within the faulting page's
+ * VMA: the first faults in the pages from @va that the operation goes on
+ * to touch (@ahead) like the CPU would (HMM_PFN_REQ_FAULT, and
+ * HMM_PFN_REQ_WRITE for a write, so a write translation comes from a
+ * writable PTE); the second reads the faulting page and its fault-around
+ * without faulting anything.  (One call with the fault flags per page does
+ * not do: where it faults, hmm_range_fault() faults every page from there
+ * to the end of the page table it walks, flagged or not.)  Then, under
+ * the context lock and only if no invalidation ran since the page tables
+ * were read (mmu_interval_read_retry()), the entries are installed the
+ * way IOPROC mode's fault-around does: the faulting page, the pages after
+ * it up to the first gap, then the pages below it down to its
+ * fault_around-aligned block, fault_around in all.  hmm_range_fault()
+ * takes no page reference.
+ */
+
+struct elan_hmm_load {
+	struct elan_ctx *c;
+	struct hmm_range *r;
+	bool write;
+	unsigned long block;	/* the last 2 MiB block installed */
+};
+
+/* Install the page at @a from l->r; false if it has no translation. */
+static bool elan_hmm_load_one(struct elan_hmm_load *l, unsigned long a)
+{
+	unsigned long hp = l->r->hmm_pfns[(a - l->r->start) >> PAGE_SHIFT];
+	bool wr = hp & HMM_PFN_WRITE, huge;
+	struct elan_ctx *c = l->c;
+	unsigned long pfn, mask;
+
+	lockdep_assert_held(&c->lock);
+	if (!(hp & HMM_PFN_VALID) || (l->write && !wr))
+		return false;
+	/* ordinary memory and the zero page only, as ioproc_load() */
+	if (is_zone_device_page(hmm_pfn_to_page(hp)))
+		return false;
+	pfn = page_to_pfn(hmm_pfn_to_page(hp));
+	/* A THP the PMD maps: one entry from the block's first frame. */
+	huge = hmm_pfn_to_map_order(hp) == ELAN_MMU_HUGE_SHIFT - PAGE_SHIFT &&
+	       READ_ONCE(elan_huge);
+	if (huge) {
+		mask = (1UL << ELAN_MMU_HUGE_SHIFT) - 1;
+		if ((a & ~mask) == l->block)
+			return true;	/* installed for an earlier page */
+		l->block = a & ~mask;
+		pfn -= (a & mask) >> PAGE_SHIFT;
+		atomic64_inc(&c->dev->st.huge_loaded);
+	}
+	if (elan_mmu_install(c, a, pfn, wr, huge))
+		elan_shootdown(c->dev, c->idx);
+	atomic64_inc(&c->dev->st.translations_loaded);
+	return true;
+}
+
+/*
+ * Install @va and its fault-around from l->r, @n pages at most: @va, the
+ * pages after it up to the first one without a translation, then those
+ * below it down to the range's start.  False if @va itself has none.
+ */
+static bool elan_hmm_install(struct elan_hmm_load *l, unsigned long va,
+			     unsigned int n)
+{
+	unsigned long a;
+	unsigned int i = 1;
+
+	if (!elan_hmm_load_one(l, va))
+		return false;
+	elan_fault_recent(l->c, va);
+	for (a = va + PAGE_SIZE; i < n && a < l->r->end; i++, a += PAGE_SIZE)
+		if (!elan_hmm_load_one(l, a))
+			break;
+	for (a = va; i < n && a > l->r->start; i++) {
+		a -= PAGE_SIZE;
+		if (!elan_hmm_load_one(l, a))
+			break;
+	}
+	return true;
+}
+
+static u32 elan_ctx_fault_hmm(struct elan_ctx *c, unsigned long va,
+			      bool write, unsigned int ahead)
+{
+	unsigned long req = HMM_PFN_REQ_FAULT | (write ? HMM_PFN_REQ_WRITE : 0);
+	unsigned long timeout = jiffies +
+				msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT);
+	unsigned int n = elan_fault_around_pages();
+	/* f: the pages to fault in; r: what is loaded, read only */
+	struct hmm_range f = {
+		.notifier = &c->mni,
+		.hmm_pfns = c->dev->fault_pfns,
+		.default_flags = req,
+	};
+	struct hmm_range r = {
+		.notifier = &c->mni,
+		.hmm_pfns = c->dev->fault_pfns,
+	};
+	struct elan_hmm_load l = { .c = c, .r = &r, .write = write,
+				   .block = ~0UL };
+	unsigned long ahead_end = va + max(ahead, 1U) * PAGE_SIZE;
+	struct mm_struct *mm = c->mm;
+	struct vm_area_struct *vma;
+	u32 status;
+	int ret;
+
+	if (!READ_ONCE(c->live) ||
+	    READ_ONCE(c->map.ctl->state) != ELAN_CTX_ACTIVE)
+		return ELAN_E_TARGET_GONE;
+	if (!mmget_not_zero(mm))
+		return ELAN_E_TARGET_GONE;
+	for (;;) {
+		r.notifier_seq = mmu_interval_read_begin(&c->mni);
+		f.notifier_seq = r.notifier_seq;
+		mmap_read_lock(mm);
+		vma = vma_lookup(mm, va);
+		if (!vma) {
+			status = ELAN_E_LOCAL_FAULT;
+			break;
+		}
+		if (!(vma->vm_flags & (write ? VM_WRITE : VM_READ))) {
+			status = ELAN_E_LOCAL_PROT;
+			break;
+		}
+		/* va's block below it, n pages from va on, in va's VMA */
+		r.start = max(elan_fault_around_block(va, n), vma->vm_start);
+		r.end = min(va + n * PAGE_SIZE, vma->vm_end);
+		f.start = va;
+		f.end = min(ahead_end, r.end);
+		ret = hmm_range_fault(&f);
+		if (!ret)
+			ret = hmm_range_fault(&r);
+		mmap_read_unlock(mm);
+		if (ret == -EBUSY && time_before(jiffies, timeout)) {
+			atomic64_inc(&c->dev->st.fault_retries);
+			continue;
+		}
+		if (ret) {
+			/* VM_IO, VM_PFNMAP, out of memory, always raced */
+			status = ELAN_E_LOCAL_FAULT;
+			goto out;
+		}
+		spin_lock(&c->lock);
+		if (mmu_interval_read_retry(&c->mni, r.notifier_seq)) {
+			/* an invalidation ran since: the pfns may be stale */
+			spin_unlock(&c->lock);
+			atomic64_inc(&c->dev->st.fault_retries);
+			continue;
+		}
+		if (!c->live || atomic_read(&c->dev->dead))
+			status = ELAN_E_TARGET_GONE;
+		else if (!elan_hmm_install(&l, va, n))
+			status = ELAN_E_LOCAL_FAULT;
+		else
+			status = ELAN_OK;
+		spin_unlock(&c->lock);
+		goto out;
+	}
+	mmap_read_unlock(mm);
+out:
+	mmput(mm);
+	return status;
+}
+#endif /* ELAN_HAVE_NOTIFIER */
+
+static u32 elan_ctx_fault(struct elan_ctx *c, unsigned long va, bool write,
+			  unsigned int ahead)
+{
+#if ELAN_HAVE_NOTIFIER
+	if (c->notifier)
+		return elan_ctx_fault_hmm(c, va, write, ahead);
+#endif
+#ifdef CONFIG_IOPROC
+	return elan_ctx_fault_ioproc(c, va, write, ahead);
+#else
+	return ELAN_E_LOCAL_FAULT;	/* not reached: notifier mode only */
+#endif
 }
 
 static u32 elan_service_fault(struct elan_dev *dev, u32 idx, u64 vaddr,

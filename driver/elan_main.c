@@ -5,9 +5,10 @@
  * The NIC is an ivshmem-doorbell PCI device (1af4:1110) whose BAR2 holds
  * the NIC region (<elan/elan_hw.h>); a plain ivshmem device is recognised by
  * the missing magic and left alone.  /dev/elan0 gives one NIC context per
- * open file: ELAN_IOC_ATTACH claims a slot and registers IOPROC hooks on
- * the caller's mm; mmap() hands user space its command queue and its
- * (read-only) event and receive rings; poll() sleeps until an event comes.
+ * open file: ELAN_IOC_ATTACH claims a slot and follows the caller's mm,
+ * with IOPROC hooks or an mmu_interval_notifier (module parameter mode);
+ * mmap() hands user space its command queue and its (read-only) event
+ * and receive rings; poll() sleeps until an event comes.
  * The NIC MMU upkeep is in elan_mmu.c, the fault service in elan_fault.c.
  */
 #include <linux/module.h>
@@ -32,6 +33,68 @@ module_param_named(heartbeat_timeout_ms, elan_heartbeat_timeout_ms, uint,
 		   0644);
 MODULE_PARM_DESC(heartbeat_timeout_ms,
 		 "Declare the NIC dead when its heartbeat stops this long (ms, 0: never)");
+
+/*
+ * How the NIC MMU follows the page tables: "ioproc" (the IOPROC hooks:
+ * update hooks preload, everything under the PTE lock) or "notifier"
+ * (mmu_interval_notifier and hmm_range_fault(), as ODP and HMM drivers
+ * do; any kernel).  "auto": ioproc where the kernel has the series, else
+ * notifier.  Read back, it names the mode in use.
+ */
+enum { ELAN_MODE_AUTO, ELAN_MODE_IOPROC, ELAN_MODE_NOTIFIER };
+static const char * const elan_mode_names[] = {
+	[ELAN_MODE_AUTO] = "auto",
+	[ELAN_MODE_IOPROC] = "ioproc",
+	[ELAN_MODE_NOTIFIER] = "notifier",
+};
+
+static int elan_mode = ELAN_MODE_AUTO;
+bool elan_notifier_mode;
+
+static int elan_mode_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(elan_mode_names, val);
+
+	if (i < 0)
+		return -EINVAL;
+	*(int *)kp->arg = i;
+	return 0;
+}
+
+static int elan_mode_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%s\n",
+			 elan_notifier_mode ? "notifier" : "ioproc");
+}
+
+static const struct kernel_param_ops elan_mode_ops = {
+	.set = elan_mode_set,
+	.get = elan_mode_get,
+};
+module_param_cb(mode, &elan_mode_ops, &elan_mode, 0444);
+MODULE_PARM_DESC(mode,
+		 "auto (default: ioproc if the kernel has CONFIG_IOPROC, else notifier), ioproc or notifier");
+
+static int elan_mode_pick(void)
+{
+	bool ioproc = IS_ENABLED(CONFIG_IOPROC);
+
+	if (elan_mode == ELAN_MODE_AUTO) {
+		elan_notifier_mode = !ioproc;
+	} else if (elan_mode == ELAN_MODE_NOTIFIER && ELAN_HAVE_NOTIFIER) {
+		elan_notifier_mode = true;
+	} else if (elan_mode == ELAN_MODE_IOPROC && ioproc) {
+		elan_notifier_mode = false;
+	} else {
+		pr_err("elan: mode=%s: this kernel has %s\n",
+		       elan_mode_names[elan_mode],
+		       ioproc && ELAN_HAVE_NOTIFIER ? "ioproc and notifier" :
+		       ioproc ? "ioproc only (no CONFIG_HMM_MIRROR)" :
+		       "notifier only (no CONFIG_IOPROC)");
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static DEFINE_MUTEX(elan_global_lock);
 static struct elan_dev *elan_the_dev;	/* one NIC per guest */
@@ -187,6 +250,40 @@ static int elan_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
+/* Follow @c->mm: from now on the NIC MMU is kept in step with it. */
+static int elan_follow(struct elan_ctx *c)
+{
+#if ELAN_HAVE_NOTIFIER
+	if (c->notifier)
+		return mmu_interval_notifier_insert(&c->mni, c->mm, 0,
+						    TASK_SIZE_MAX,
+						    &elan_mni_ops);
+#endif
+#ifdef CONFIG_IOPROC
+	c->ops = elan_ioproc_ops;
+	c->ops.arg = c;
+	return ioproc_register_ops(c->mm, &c->ops);
+#else
+	return -EINVAL;		/* not reached: notifier mode only */
+#endif
+}
+
+/* Stop following: no hook or invalidate of ours runs after this. */
+static void elan_unfollow(struct elan_ctx *c)
+{
+#if ELAN_HAVE_NOTIFIER
+	if (c->notifier) {
+		/* may sleep: waits for an invalidation in progress */
+		mmu_interval_notifier_remove(&c->mni);
+		return;
+	}
+#endif
+#ifdef CONFIG_IOPROC
+	/* -ENOENT if the mm's release hook already unlinked us: fine. */
+	ioproc_unregister_ops(c->mm, &c->ops);
+#endif
+}
+
 /* Stop the context and give its slot back. */
 static void elan_detach(struct elan_ctx *c)
 {
@@ -197,9 +294,8 @@ static void elan_detach(struct elan_ctx *c)
 		return;
 	/* No more translations; the NIC sees the context FREE. */
 	elan_ctx_quiesce(c, false);
-	/* -ENOENT if the mm's release hook already unlinked us: fine. */
 	if (c->registered)
-		ioproc_unregister_ops(c->mm, &c->ops);
+		elan_unfollow(c);
 	c->registered = false;
 	elan_slot_release(dev, c);
 	WRITE_ONCE(c->phase, ELAN_PHASE_DOWN);
@@ -257,12 +353,11 @@ static long elan_attach(struct elan_ctx *c, struct elan_attach __user *uarg)
 	elan_slot_reset(c, a.capability);
 	c->mm = current->mm;
 	mmgrab(c->mm);
-	c->ops = elan_ioproc_ops;
-	c->ops.arg = c;
+	c->notifier = elan_notifier_mode;
 	spin_lock(&c->lock);
 	c->live = true;
 	spin_unlock(&c->lock);
-	ret = ioproc_register_ops(c->mm, &c->ops);
+	ret = elan_follow(c);
 	if (ret) {
 		c->live = false;
 		elan_slot_release(dev, c);
@@ -557,6 +652,8 @@ static const struct {
 	ELAN_STAT(irq_state),
 	ELAN_STAT(quarantines),
 	ELAN_STAT(pages_quarantined),
+	ELAN_STAT(fault_retries),
+	ELAN_STAT(pages_dirtied),
 };
 
 /* What the driver holds now: both 0 once every process has detached. */
@@ -888,6 +985,9 @@ static int __init elan_init(void)
 {
 	int ret;
 
+	ret = elan_mode_pick();
+	if (ret)
+		return ret;
 	elan_debugfs_root = debugfs_create_dir(ELAN_NAME, NULL);
 	if (IS_ERR(elan_debugfs_root))
 		elan_debugfs_root = NULL;
@@ -901,9 +1001,12 @@ static void __exit elan_exit(void)
 {
 	pci_unregister_driver(&elan_pci_driver);
 	debugfs_remove_recursive(elan_debugfs_root);
+	/* no invalidate of ours may still be running */
+	if (ELAN_HAVE_NOTIFIER)
+		mmu_notifier_synchronize();
 }
 
 module_init(elan_init);
 module_exit(elan_exit);
-MODULE_DESCRIPTION("Virtual Elan RDMA NIC: NIC MMU kept by IOPROC hooks, no pinning");
+MODULE_DESCRIPTION("Virtual Elan RDMA NIC: NIC MMU kept by IOPROC hooks or mmu_interval_notifier, no pinning");
 MODULE_LICENSE("GPL");

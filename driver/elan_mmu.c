@@ -34,11 +34,6 @@ module_param_named(shootdown_timeout_ms, elan_shootdown_timeout_ms, uint,
 MODULE_PARM_DESC(shootdown_timeout_ms,
 		 "How long a shootdown waits for a DMA chunk before the NIC is declared dead (ms)");
 
-static unsigned int elan_preload = 1;
-module_param_named(preload, elan_preload, uint, 0644);
-MODULE_PARM_DESC(preload,
-		 "Update hooks refresh the translations of pages the NIC used (0: drop them instead; for measurements)");
-
 static unsigned int elan_mmu_reach_mb;
 module_param_named(mmu_reach_mb, elan_mmu_reach_mb, uint, 0644);
 MODULE_PARM_DESC(mmu_reach_mb,
@@ -432,6 +427,31 @@ static inline unsigned long elan_tag_size(u64 tag)
 	return tag & ELAN_MMU_HUGE ? ELAN_HUGE_SIZE : PAGE_SIZE;
 }
 
+/*
+ * Notifier mode: a write entry is going (removed, downgraded or evicted):
+ * the NIC may have written the page, and hmm_range_fault() gives a write
+ * translation from a writable PTE that may be clean, so the page is
+ * dirtied here, as ODP does (the CPU's own dirty bit would be moved to
+ * the page by the zap, unmap or page_mkclean that invalidates us).  The
+ * page is still mapped: whatever unmaps it calls our invalidate first,
+ * which waits for this context's lock, so it cannot be truncated or freed
+ * under us.  Whatever cleans the page afterwards (writeback's
+ * page_mkclean, reclaim's unmap) invalidates this range first, and the
+ * shootdown there waits for any write in flight.  In IOPROC mode a write
+ * entry only comes from a dirty PTE, whose bit the core moves to the page.
+ */
+static void elan_entry_dirty(struct elan_ctx *c, u64 tag,
+			     struct elan_hw_tlbe *e)
+{
+	unsigned long pfn = READ_ONCE(e->pfn);
+
+	lockdep_assert_held(&c->lock);
+	if (!c->notifier || !(tag & ELAN_MMU_WRITE) || !pfn_valid(pfn))
+		return;
+	folio_mark_dirty(page_folio(pfn_to_page(pfn)));
+	atomic64_inc(&c->dev->st.pages_dirtied);
+}
+
 /* Drop or write-protect one entry. */
 static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
 			   bool wr_only)
@@ -441,6 +461,7 @@ static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
 	lockdep_assert_held(&c->lock);
 	if (!(tag & ELAN_MMU_VALID))
 		return false;
+	elan_entry_dirty(c, tag, e);
 	if (wr_only) {
 		if (!(tag & ELAN_MMU_WRITE))
 			return false;
@@ -524,19 +545,28 @@ static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
 	return elan_walk_range(c, start, end, elan_zap_one, &wr_only);
 }
 
-/* Empty the table (at attach, detach, release). */
-static bool elan_mmu_clear_locked(struct elan_ctx *c)
+/*
+ * Empty the table (at attach, detach, release); @live: its entries are
+ * this context's, current (their write entries' pages are dirtied in
+ * notifier mode).
+ */
+static bool elan_mmu_clear_locked(struct elan_ctx *c, bool live)
 {
 	struct elan_mmu_table *t = c->mmu;
 	bool had = t->nr_entries != 0;
+	struct elan_hw_tlbe *e;
 	unsigned int s, w;
 
 	lockdep_assert_held(&c->lock);
 	/* (an empty table has nothing to clear: its entries are all 0) */
 	if (had)
 		for (s = 0; s < t->sets; s++)
-			for (w = 0; w < ELAN_MMU_WAYS; w++)
-				WRITE_ONCE(elan_mmu_ways(t->page, s)[w].tag, 0);
+			for (w = 0; w < ELAN_MMU_WAYS; w++) {
+				e = &elan_mmu_ways(t->page, s)[w];
+				if (live)
+					elan_entry_dirty(c, READ_ONCE(e->tag), e);
+				WRITE_ONCE(e->tag, 0);
+			}
 	t->nr_entries = 0;
 	t->nr_huge = 0;
 	t->lo = ULONG_MAX;
@@ -547,7 +577,7 @@ static bool elan_mmu_clear_locked(struct elan_ctx *c)
 void elan_mmu_clear(struct elan_ctx *c)
 {
 	spin_lock(&c->lock);
-	elan_mmu_clear_locked(c);
+	elan_mmu_clear_locked(c, false);
 	c->sd_pending = false;
 	spin_unlock(&c->lock);
 }
@@ -648,6 +678,7 @@ bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 		t->nr_entries++;
 	} else {
 		slot = elan_mmu_victim(c, e, set);
+		elan_entry_dirty(c, READ_ONCE(slot->tag), slot);
 		if (READ_ONCE(slot->tag) & ELAN_MMU_HUGE)
 			t->nr_huge--;
 		c->sd_pending = true;
@@ -691,20 +722,21 @@ bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write)
 	return has;
 }
 
-/* ---------------------------------------------------------------- hooks */
+/* ---------------------------------------------------------------- removal */
 
-/* Remove or write-protect [start, end) and shoot down.  Atomic context. */
-static void elan_zap(struct elan_ctx *c, unsigned long start,
-		     unsigned long end, bool wr_only)
+/*
+ * Remove or write-protect [start, end) and shoot down.  Atomic context,
+ * the context lock held.
+ */
+static void elan_zap_locked(struct elan_ctx *c, unsigned long start,
+			    unsigned long end, bool wr_only)
 {
 	bool changed;
 
-	spin_lock(&c->lock);
+	lockdep_assert_held(&c->lock);
 	/* not live: emptied and shot down, and the table may be a new owner's */
-	if (!c->live || (!c->mmu->nr_entries && !c->sd_pending)) {
-		spin_unlock(&c->lock);
+	if (!c->live || (!c->mmu->nr_entries && !c->sd_pending))
 		return;
-	}
 	changed = elan_zap_range(c, start, end, wr_only);
 	if (changed)
 		atomic64_inc(&c->dev->st.invalidations);
@@ -712,6 +744,52 @@ static void elan_zap(struct elan_ctx *c, unsigned long start,
 		c->sd_pending = false;
 		elan_shootdown(c->dev, c->idx);
 	}
+}
+
+/*
+ * Stop the context: no translation may be installed any more, the table
+ * is emptied, the NIC is past every old translation and sees the context
+ * FREE.  Idempotent.  May be called from the release hook (the mm is going
+ * away) and from detach.  Does not sleep.
+ */
+void elan_ctx_quiesce(struct elan_ctx *c, bool mm_gone)
+{
+	struct elan_dev *dev = c->dev;
+
+	spin_lock(&c->lock);
+	elan_mmu_clear_locked(c, c->live);
+	c->live = false;
+	c->sd_pending = false;
+	elan_shootdown(dev, c->idx);
+	spin_unlock(&c->lock);
+
+	if (READ_ONCE(c->map.ctl->state) != ELAN_CTX_FREE) {
+		/* The emptied table is visible before the state. */
+		smp_store_release(&c->map.ctl->state, ELAN_CTX_FREE);
+		if (mm_gone) {
+			WRITE_ONCE(c->map.status->error, ELAN_E_TARGET_GONE);
+			/* error before state, for user space */
+			smp_wmb();
+		}
+		WRITE_ONCE(c->map.status->state, ELAN_CTX_FREE);
+		elan_ring(dev, ELAN_DB_CTX);
+	}
+	wake_up_all(&dev->waitq);
+}
+
+#ifdef CONFIG_IOPROC
+/* ---------------------------------------------------------------- IOPROC hooks */
+
+static unsigned int elan_preload = 1;
+module_param_named(preload, elan_preload, uint, 0644);
+MODULE_PARM_DESC(preload,
+		 "Update hooks refresh the translations of pages the NIC used (0: drop them instead; for measurements)");
+
+static void elan_zap(struct elan_ctx *c, unsigned long start,
+		     unsigned long end, bool wr_only)
+{
+	spin_lock(&c->lock);
+	elan_zap_locked(c, start, end, wr_only);
 	spin_unlock(&c->lock);
 }
 
@@ -811,37 +889,6 @@ static void elan_hook_sync_page(void *arg, struct vm_area_struct *vma,
 {
 }
 
-/*
- * Stop the context: no translation may be installed any more, the table
- * is emptied, the NIC is past every old translation and sees the context
- * FREE.  Idempotent.  May be called from the release hook (the mm is going
- * away) and from detach.  Does not sleep.
- */
-void elan_ctx_quiesce(struct elan_ctx *c, bool mm_gone)
-{
-	struct elan_dev *dev = c->dev;
-
-	spin_lock(&c->lock);
-	c->live = false;
-	elan_mmu_clear_locked(c);
-	c->sd_pending = false;
-	elan_shootdown(dev, c->idx);
-	spin_unlock(&c->lock);
-
-	if (READ_ONCE(c->map.ctl->state) != ELAN_CTX_FREE) {
-		/* The emptied table is visible before the state. */
-		smp_store_release(&c->map.ctl->state, ELAN_CTX_FREE);
-		if (mm_gone) {
-			WRITE_ONCE(c->map.status->error, ELAN_E_TARGET_GONE);
-			/* error before state, for user space */
-			smp_wmb();
-		}
-		WRITE_ONCE(c->map.status->state, ELAN_CTX_FREE);
-		elan_ring(dev, ELAN_DB_CTX);
-	}
-	wake_up_all(&dev->waitq);
-}
-
 /* The mm has no users left: its pages are freed once this returns. */
 static void elan_hook_release(void *arg, struct mm_struct *mm)
 {
@@ -860,3 +907,53 @@ const struct ioproc_ops elan_ioproc_ops = {
 	.sync_page		= elan_hook_sync_page,
 	/* invalidate_page, update_page: the core calls the range hooks. */
 };
+#endif /* CONFIG_IOPROC */
+
+#if ELAN_HAVE_NOTIFIER
+/* ---------------------------------------------------------------- notifier */
+
+/*
+ * Notifier mode: the interval notifier covers the whole address space and
+ * is called before any PTE of it changes (invalidate_range_start).  The
+ * entries of the range are removed and the NIC shot down before this
+ * returns, and the notifier's sequence is bumped under the context lock,
+ * so the fault service, which installs under that lock only if the
+ * sequence did not move since hmm_range_fault() read the page tables,
+ * never installs a translation read before this invalidation (a load that
+ * raced it is retried).  Events that only write-protect a PTE and keep
+ * its page (page_mkclean, fork's COW protection, soft-dirty) downgrade
+ * the entries; every other event removes them (mprotect's notifier does
+ * not say the new protection).  Never sleeps: the shootdown spins,
+ * bounded, so non-blockable invalidations (the OOM reaper) are served
+ * like the others.
+ */
+static bool elan_mni_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range,
+				unsigned long cur_seq)
+{
+	struct elan_ctx *c = container_of(mni, struct elan_ctx, mni);
+	bool wr_only = range->event == MMU_NOTIFY_PROTECTION_PAGE ||
+		       range->event == MMU_NOTIFY_SOFT_DIRTY;
+
+#ifdef ELAN_DRIVER_BROKEN
+	/* The broken variant the tests must catch (driver/Kbuild). */
+	if (range->event == ELAN_DRIVER_BROKEN)
+		return true;
+#endif
+	spin_lock(&c->lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	if (range->event != MMU_NOTIFY_RELEASE)
+		elan_zap_locked(c, range->start, range->end, wr_only);
+	spin_unlock(&c->lock);
+	if (range->event == MMU_NOTIFY_RELEASE) {
+		/* exit_mmap: the pages are freed once this returns */
+		atomic64_inc(&c->dev->st.releases);
+		elan_ctx_quiesce(c, true);
+	}
+	return true;
+}
+
+const struct mmu_interval_notifier_ops elan_mni_ops = {
+	.invalidate = elan_mni_invalidate,
+};
+#endif /* ELAN_HAVE_NOTIFIER */

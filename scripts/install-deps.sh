@@ -13,6 +13,13 @@ pkgs=(
 	kmod rsync dwarves
 	# guests (cluster/)
 	qemu-system-x86 qemu-utils busybox-static util-linux
+	# Debian's own packaged kernel, booted only in guests (tests/distro,
+	# scripts/distro-kernel), and its headers to build elan.ko against
+	# (make modules, driver/build-ko).  Installing them puts files under
+	# /boot and /lib/modules and changes nothing that runs on this host;
+	# they bring initramfs-tools (and udev, whose service the policy below
+	# keeps from starting).  See INITRD below.
+	linux-image-amd64 linux-headers-amd64
 	# MPI, cluster network and reports (cluster/elan-cluster: the guests
 	# run the host's sshd)
 	libopenmpi-dev openmpi-bin vde2 openssh-client openssh-server
@@ -66,7 +73,12 @@ if [ ! -e "$policy" ]; then
 	own_policy=1
 	trap 'rm -f "$policy"' EXIT
 fi
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# INITRD=No: the kernel package's hook (/etc/kernel/postinst.d/
+# initramfs-tools) makes no initrd in /boot: the guests boot with our
+# initramfs (cluster/mkinitramfs), and this host never boots that kernel.
+# No boot loader is configured either: the grub hook runs only where
+# /boot/grub/grub.cfg exists, never in a container.
+INITRD=No apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # MPICH's alternatives must not take mpicc and mpirun from Open MPI (the
 # build and the tests use the generic names for Open MPI)
 for a in mpi mpirun; do

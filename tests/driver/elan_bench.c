@@ -8,6 +8,12 @@
  *   elan_bench [-n ITERS] initiator DIR node0 -> the target's node
  *   elan_bench [-n ITERS] memcpy        memcpy only (run it on the host:
  *                                       the NIC copies natively there)
+ *   elan_bench [-r RUNS] events         one guest: NIC faults and time per
+ *                                       page after each VM event (first
+ *                                       touch, fork + CPU write, swap-in,
+ *                                       migration, KSM unmerge); run it in
+ *                                       both modes of elan.ko
+ *                                       (tests/driver/bench-modes.sh)
  *
  * -l: the latency rows only.
  *
@@ -33,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -541,6 +548,251 @@ static int run_initiator(const char *dir)
 	return 0;
 }
 
+/* ------------------------------------------------------------ VM events */
+
+/*
+ * What a VM event costs the NIC afterwards: a buffer of EVSZ whose pages
+ * the NIC had translated (a get into it) goes through the event, then a
+ * get of EVSZ into it is timed and its NIC faults counted.  In IOPROC
+ * mode the update hooks may have refreshed the translations (preload);
+ * in notifier mode nothing does, and the NIC faults.  Each event is run
+ * runs times: the median and the range of faults and microseconds per
+ * page.  Rows whose event cannot happen here (no swap, one NUMA node,
+ * KSM merging nothing) say so.
+ */
+#define EVSZ		MiB
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT	21
+#endif
+#ifndef MPOL_MF_MOVE
+#define MPOL_MF_MOVE	(1 << 1)
+#endif
+#define KSM		"/sys/kernel/mm/ksm/"
+
+static int runs = 3;		/* -r */
+
+static int file_put(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(val, f);
+	return fclose(f) ? -1 : 0;
+}
+
+/*
+ * A fresh EVSZ buffer, small pages only, every byte @v written by the
+ * CPU (a value of its own each run: KSM must not find the last run's
+ * pages of the same content).
+ */
+static char *ev_buf(int v)
+{
+	char *p = map(EVSZ, 0);
+
+	madvise(p, EVSZ, MADV_NOHUGEPAGE);
+	memset(p, v, EVSZ);
+	return p;
+}
+
+static size_t resident(char *p, size_t len)
+{
+	unsigned char v[EVSZ / PG];
+	size_t i, n = 0;
+
+	if (mincore(p, len, v))
+		return 0;
+	for (i = 0; i < len / PG; i++)
+		n += v[i] & 1;
+	return n;
+}
+
+/* Each page of @p to the other NUMA node; how many moved. */
+static int migrate(char *p)
+{
+	enum { N = EVSZ / PG };
+	void *pages[N];
+	int nodes[N], status[N], i, moved = 0;
+
+	for (i = 0; i < N; i++)
+		pages[i] = p + i * PG;
+	if (syscall(SYS_move_pages, 0, N, pages, NULL, status, 0))
+		return 0;
+	for (i = 0; i < N; i++)
+		nodes[i] = status[0] == 0 ? 1 : 0;
+	if (syscall(SYS_move_pages, 0, N, pages, nodes, status, MPOL_MF_MOVE) < 0)
+		return 0;
+	for (i = 0; i < N; i++)
+		moved += status[i] == nodes[0];
+	return moved;
+}
+
+/*
+ * How many of @p's EVSZ pages are KSM pages now (the page map and the
+ * page flags, root only; -1 without them).  KSM's own counts, global or
+ * per process, go stale while ksmd does not run.
+ */
+static long ksm_pages(char *p)
+{
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int kf = open("/proc/kpageflags", O_RDONLY);
+	uint64_t e, flags;
+	long n = 0;
+	size_t i;
+
+	if (pm < 0 || kf < 0) {
+		n = -1;
+		goto out;
+	}
+	for (i = 0; i < EVSZ / PG; i++) {
+		uintptr_t va = (uintptr_t)p + i * PG;
+
+		if (pread(pm, &e, 8, va / PG * 8) != 8 || !(e >> 63 & 1))
+			continue;
+		e &= (1ULL << 55) - 1;		/* the pfn */
+		if (pread(kf, &flags, 8, e * 8) == 8 && (flags >> 21 & 1))
+			n++;			/* KPF_KSM */
+	}
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kf >= 0)
+		close(kf);
+	return n;
+}
+
+/* KSM merges @p's identical pages, then they are unmerged; 0 if not. */
+static int ksm_unmerge(char *p)
+{
+	long m = ksm_pages(p), want = (long)(EVSZ / PG) / 2;
+	double end = now() + 30;
+
+	if (m < 0 || madvise(p, EVSZ, MADV_MERGEABLE)) {
+		fprintf(stderr, "elan_bench: no KSM here (%s)\n",
+			m < 0 ? "no page map or page flags" : strerror(errno));
+		return 0;
+	}
+	file_put(KSM "pages_to_scan", "10000");
+	file_put(KSM "sleep_millisecs", "10");
+	file_put(KSM "run", "1");
+	while (now() < end && m < want) {
+		usleep(20000);
+		m = ksm_pages(p);
+	}
+	file_put(KSM "run", "0");
+	madvise(p, EVSZ, MADV_UNMERGEABLE);	/* each page its own again */
+	if (m < want)
+		fprintf(stderr, "elan_bench: KSM merged %ld pages in 30 s\n", m);
+	return m >= want;
+}
+
+enum { EV_FIRST, EV_FORK, EV_SWAP, EV_MIGRATE, EV_KSM, EV_N };
+static const char *const ev_name[EV_N] = {
+	"first touch (CPU-written, new to the NIC)",
+	"after fork + CPU write",
+	"after swap-out and CPU swap-in",
+	"after migration to the other node",
+	"after KSM merge and unmerge",
+};
+static const char *const ev_key[EV_N] = {
+	"first", "fork_write", "swapin", "migrate", "ksm_unmerge",
+};
+
+/*
+ * One run of event @ev: faults and us per page of the get after it.  The
+ * source of the gets is a buffer of the same content as the target's, so
+ * that the target's pages stay identical (KSM).
+ */
+static int ev_run(elan_ctx_t *c, uint32_t self, int ev, double *faults,
+		  double *us)
+{
+	static unsigned char v = 0x20;
+	struct elan_counters k0, k1;
+	char *src = ev_buf(++v ? v : ++v), *l = ev_buf(v), *warm;
+	double t;
+	size_t i;
+	int ok = 1;
+
+	if (ev != EV_FIRST) {
+		op1(c, self, OP_GET, l, (uintptr_t)src, EVSZ);
+	} else {
+		/* the source translated, the target not */
+		warm = ev_buf(v);
+		op1(c, self, OP_GET, warm, (uintptr_t)src, EVSZ);
+		munmap(warm, EVSZ);
+	}
+	switch (ev) {
+	case EV_FORK:
+		fork_and_write(l, EVSZ);
+		break;
+	case EV_SWAP:
+		madvise(l, EVSZ, MADV_PAGEOUT);
+		ok = resident(l, EVSZ) < EVSZ / PG / 2;
+		for (i = 0; i < EVSZ; i += PG)
+			*(volatile char *)(l + i);
+		break;
+	case EV_MIGRATE:
+		ok = migrate(l) == EVSZ / PG;
+		break;
+	case EV_KSM:
+		ok = ksm_unmerge(l);
+		break;
+	}
+	k0 = counters(c);
+	t = op1(c, self, OP_GET, l, (uintptr_t)src, EVSZ);
+	k1 = counters(c);
+	*faults = (double)(k1.faults - k0.faults) / (EVSZ / PG);
+	*us = t * 1e6 / (EVSZ / PG);
+	if (memcmp(l, src, EVSZ))
+		die("%s", "events: the get's data differs");
+	munmap(l, EVSZ);
+	munmap(src, EVSZ);
+	return ok;
+}
+
+static int run_events(void)
+{
+	elan_ctx_t *c = open_ctx();
+	uint32_t self = elan_addr(c);
+	char mode[32] = "?", name[96];
+	double f[64], u[64];
+	struct stats sf, su;
+	FILE *mf = fopen(PARAM "mode", "r");
+	int ev, i, n = runs > 64 ? 64 : runs;
+
+	if (mf) {
+		if (fscanf(mf, "%31s", mode) != 1)
+			strcpy(mode, "?");
+		fclose(mf);
+	}
+	printf("elan_bench events: elan.ko in %s mode; a get of %lu KiB into a buffer after each event, %d runs: median (min-max)\n",
+	       mode, EVSZ / 1024, n);
+	printf("%-44s %22s %24s\n", "event", "NIC faults/page", "us/page");
+	for (ev = 0; ev < EV_N; ev++) {
+		for (i = 0; i < n; i++)
+			if (!ev_run(c, self, ev, &f[i], &u[i]))
+				break;
+		if (i < n) {
+			printf("%-44s %22s\n", ev_name[ev],
+			       "(the event did not happen here)");
+			continue;
+		}
+		sf = stats_of(f, n);
+		su = stats_of(u, n);
+		printf("%-44s %6.3f (%5.3f-%5.3f) %8.1f (%6.1f-%6.1f)\n",
+		       ev_name[ev], sf.med, sf.min, sf.max, su.med, su.min,
+		       su.max);
+		snprintf(name, sizeof(name), "events_%s_%s_faults", mode,
+			 ev_key[ev]);
+		csv(name, PG, sf.med, "faults_per_page");
+		snprintf(name, sizeof(name), "events_%s_%s_us", mode,
+			 ev_key[ev]);
+		csv(name, PG, su.med, "us_per_page");
+	}
+	elan_close(c);
+	return 0;
+}
+
 static int run_memcpy(void)
 {
 	char *m1 = map(BUFSZ + PG, 1), *m2 = map(BUFSZ + PG, 1);
@@ -567,9 +819,15 @@ int main(int argc, char **argv)
 	int opt;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "n:l")) != -1) {
+	while ((opt = getopt(argc, argv, "n:lr:")) != -1) {
 		if (opt == 'l') {
 			lat_only = 1;
+			continue;
+		}
+		if (opt == 'r') {
+			runs = atoi(optarg);
+			if (runs < 1)
+				runs = 1;
 			continue;
 		}
 		if (opt != 'n')
@@ -588,11 +846,13 @@ int main(int argc, char **argv)
 		return run_local();
 	if (!strcmp(argv[optind], "memcpy"))
 		return run_memcpy();
+	if (!strcmp(argv[optind], "events"))
+		return run_events();
 	if (optind + 1 < argc && !strcmp(argv[optind], "target"))
 		return run_target(argv[optind + 1]);
 	if (optind + 1 < argc && !strcmp(argv[optind], "initiator"))
 		return run_initiator(argv[optind + 1]);
 usage:
-	fprintf(stderr, "usage: elan_bench [-n ITERS] [-l] [local | memcpy | target DIR | initiator DIR]\n");
+	fprintf(stderr, "usage: elan_bench [-n ITERS] [-l] [-r RUNS] [local | memcpy | events | target DIR | initiator DIR]\n");
 	return 2;
 }

@@ -10,31 +10,30 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-ko=${ELAN_KO:-$repo/driver/elan.ko}
+# elan.ko: for a kernel built apart (driver/build-ko) the one of its release
+ko=${ELAN_KO:-$repo/driver/kbuild/$(uname -r)/elan.ko}
+[ -f "$ko" ] || ko=$repo/driver/elan.ko
 keep=0
 [ "${1:-}" = --keep-module ] && { keep=1; shift; }
 say() { echo "run-in-guest: $*"; }
 extra_fail=0
 problem() { say "FAILED: $*"; extra_fail=$((extra_fail + 1)); }
-setv() { [ -w "$1" ] && echo "$2" > "$1" 2>/dev/null; }
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 
-# swap on zram, for MADV_PAGEOUT
-if ! grep -q '^/dev/zram0 ' /proc/swaps && [ -e /sys/block/zram0/disksize ]; then
-	[ "$(cat /sys/block/zram0/disksize)" = 0 ] && setv /sys/block/zram0/disksize 256M
-	mkswap /dev/zram0 >/dev/null 2>&1 && swapon /dev/zram0 2>/dev/null ||
-		say "no swap on zram: vm_pageout will skip"
-fi
-thp=/sys/kernel/mm/transparent_hugepage
-if [ -d $thp ]; then
-	grep -q '\[never\]' $thp/enabled && setv $thp/enabled madvise
-	grep -q '\[never\]' $thp/defrag && setv $thp/defrag madvise
-fi
+# swap on zram, THP
+# shellcheck source=tests/driver/vm-setup.sh
+. "$here/vm-setup.sh"
 
 if grep -q '^elan ' /proc/modules; then
 	[ $keep = 1 ] || { rmmod elan || problem "rmmod of the old module"; }
 fi
-grep -q '^elan ' /proc/modules || insmod "$ko" || { problem "insmod $ko"; echo "0 passed, 1 failed"; exit 1; }
+# the mode the guest was booted for (elanvm.driver_mode=, guest-init)
+args=$(cat /etc/elan/insmod.args 2>/dev/null)
+# shellcheck disable=SC2086 # the module's arguments, split
+grep -q '^elan ' /proc/modules || insmod "$ko" $args || { problem "insmod $ko $args"; echo "0 passed, 1 failed"; exit 1; }
+drvmode=$(cat /sys/module/elan/parameters/mode)
+say "elan.ko in $drvmode mode"
+case "$args" in mode=*) [ "mode=$drvmode" = "$args" ] || problem "asked for $args, runs in $drvmode mode" ;; esac
 [ -e /dev/elan0 ] || { problem "no /dev/elan0 (is elan-nicd serving this guest?)"; echo "0 passed, 1 failed"; exit 1; }
 dmesg -c >/dev/null 2>&1
 pin0=$(vmstat nr_foll_pin_acquired) rel0=$(vmstat nr_foll_pin_released)
