@@ -73,12 +73,16 @@ sites)
 	# Hook calls by enclosing function (git grep -p, with C function
 	# headers so that labels are not taken for functions) against the
 	# functions in the first column of the call-site tables and in the
-	# "called from" sentences of Documentation/mm/ioproc.rst.
+	# "called from" sentences of Documentation/mm/ioproc.rst.  DIR is any
+	# tree with the series applied (a devtree, or build.sh's tree: no git
+	# needed).
 	cd "$dir"
-	grep -qs 'diff=cpp' .git/info/attributes ||
-		printf '*.c diff=cpp\n*.h diff=cpp\n' >> .git/info/attributes
+	printf '*.c diff=cpp\n*.h diff=cpp\n' > /tmp/ioproc-sites.attr.$$
 	hooks='\bioproc_(invalidate_(range|page)|update_(range|page)|change_protection|write_protect_range|sync_(range|page)|release)\('
-	git grep -p -n -E "$hooks" -- mm fs kernel arch ':!mm/ioproc.c' |
+	paths=()
+	for p in mm fs kernel arch; do [ -e "$p" ] && paths+=("$p"); done
+	git -c core.attributesFile=/tmp/ioproc-sites.attr.$$ grep --no-index \
+		-p -n -E "$hooks" -- "${paths[@]}" ':!mm/ioproc.c' |
 		sed -n -E 's/^[^=]+=[0-9]+=//p' |
 		sed -E 's/^SYSCALL_DEFINE[0-9]\(([a-z_0-9]+).*/\1/;
 			s/^([^(]*[^a-zA-Z_0-9(])?([a-zA-Z_][a-zA-Z_0-9]*)\(.*/\2/' |
@@ -95,7 +99,8 @@ sites)
 	ncode=$(wc -l < /tmp/ioproc-sites.code.$$)
 	undoc=$(comm -23 /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$)
 	unhooked=$(comm -13 /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$)
-	rm -f /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$
+	rm -f /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$ \
+		/tmp/ioproc-sites.attr.$$
 	echo "== call sites: $ncode functions call a hook"
 	[ -z "$undoc" ] || echo "hooked but not in ioproc.rst:" $undoc
 	[ -z "$unhooked" ] || echo "in ioproc.rst but no hook call:" $unhooked
