@@ -15,7 +15,8 @@
 # kernel.  --mm-only applies the series, configures and builds mm/ only
 # (the cheap check that a series still applies and compiles): no artifacts.
 # ELAN_CACHE (default ~/.cache/elan) says where the trees, the builds and
-# the artifacts live.
+# the artifacts live; ELAN_KERNEL_JOBS (default: the number of CPUs) how
+# many compilers make runs at once.
 set -euo pipefail
 
 # The kernel the guests boot unless told otherwise (cluster/, tests/).
@@ -160,7 +161,7 @@ while IFS= read -r line; do
 done < "$allconfig"
 [ $missing = 0 ] || { say "config fragment not satisfied"; exit 1; }
 
-jobs=$(nproc)
+jobs=${ELAN_KERNEL_JOBS:-$(nproc)}
 kind=incremental
 [ -f "$out/vmlinux" ] || kind=from-scratch
 targets=(bzImage modules)
