@@ -212,10 +212,17 @@ progs=(mremap_test mremap_dontunmap map_fixed_noreplace madv_populate
 	soft-dirty mlock2-tests khugepaged split_huge_page_test ksm_tests
 	migration hmm-tests)
 vm=$src/tools/testing/selftests/vm
+cflags=()
 if [ -d "$src/tools/testing/selftests/mm" ]; then
 	vm=$src/tools/testing/selftests/mm
 	progs+=(uffd-stress uffd-unit-tests cow mkdirty pagemap_ioctl
 		ksm_functional_tests)
+	# What the selftests' Makefile would give them: local_config.h from
+	# check_config.sh (no liburing here, so cow leaves its io_uring cases
+	# out) and kselftest.h, which 6.12's khugepaged.c uses unincluded.
+	mkdir -p "$out/selftests-mm"
+	: > "$out/selftests-mm/local_config.h"
+	cflags=(-I "$out/selftests-mm")
 else
 	progs+=(userfaultfd)
 fi
@@ -229,11 +236,13 @@ for t in "${progs[@]}"; do
 			extra=("$vm/vm_util.c") ;;
 		esac
 	fi
+	include=()
 	case $t in
+	khugepaged) [ "$vm" = "${vm%/mm}" ] || include=(-include "$vm/../kselftest.h") ;;
 	uffd-*) extra+=("$vm/uffd-common.c") ;;
 	ksm_* | migration) libs+=(-lnuma) ;;
 	esac
-	gcc -static -O2 -I "$src" -isystem "$out/usr/include" \
+	gcc -static -O2 "${cflags[@]}" "${include[@]}" -I "$src" -isystem "$out/usr/include" \
 		-o "$art.tmp/vm-selftests/$t" "$vm/$t.c" "${extra[@]}" "${libs[@]}" \
 		>/dev/null 2>&1 || say "$(basename "$vm")/$t did not build: left out"
 done
