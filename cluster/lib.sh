@@ -58,9 +58,11 @@ else
 	ELAN_REPO=$(cd "$ELAN_LIB_DIR/.." && pwd)
 fi
 # The guest kernel: the one installed with the tools if there is one,
-# else the build cache's (kernel/build.sh).
-ELAN_DEFAULT_KERNEL=$ELAN_CACHE/guest
-if [ "$ELAN_INSTALLED" = 1 ] && [ -f "$ELAN_PKGLIBDIR/guest/bzImage" ]; then
+# else the build cache's (kernel/build.sh): its default kernel, or with
+# ELAN_KERNEL=6.1|6.12 that version's (kernel/build.sh --kernel).
+ELAN_DEFAULT_KERNEL=$ELAN_CACHE/guest${ELAN_KERNEL:+-$ELAN_KERNEL}
+if [ -z "${ELAN_KERNEL:-}" ] && [ "$ELAN_INSTALLED" = 1 ] &&
+	[ -f "$ELAN_PKGLIBDIR/guest/bzImage" ]; then
 	ELAN_DEFAULT_KERNEL=$ELAN_PKGLIBDIR/guest
 fi
 ELAN_PROG=${ELAN_PROG:-$(basename "$0")}

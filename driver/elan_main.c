@@ -23,8 +23,23 @@
 #include <linux/uaccess.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
+#include <linux/version.h>
 
 #include "elan_drv.h"
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+/* 6.3 made vma->vm_flags read-only behind these helpers. */
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma,
+				  vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#endif
 
 #define ELAN_NAME	"elan"
 
@@ -462,12 +477,12 @@ static int elan_mmap(struct file *file, struct vm_area_struct *vma)
 			return -EINVAL;
 		if (vma->vm_flags & VM_WRITE)
 			return -EPERM;
-		vma->vm_flags &= ~VM_MAYWRITE;
+		vm_flags_clear(vma, VM_MAYWRITE);
 		phys = c->evt_phys;
 	} else {
 		return -EINVAL;
 	}
-	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP | VM_IO;
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP | VM_IO);
 	return io_remap_pfn_range(vma, vma->vm_start, PHYS_PFN(phys), size,
 				  vma->vm_page_prot);
 }
@@ -528,7 +543,7 @@ static const struct file_operations elan_fops = {
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= elan_mmap,
 	.poll		= elan_poll,
-	.llseek		= no_llseek,
+	/* No .llseek: lseek() fails with -ESPIPE (6.12 has no no_llseek). */
 };
 
 /* ---------------------------------------------------------------- IRQs */

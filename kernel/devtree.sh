@@ -1,21 +1,32 @@
 #!/bin/bash
-# A git tree for working on the IOPROC series.
+# A git tree for working on an IOPROC series.
 #
-#   kernel/devtree.sh init [DIR]     unpack linux-source-6.1 into DIR, commit
-#                                    it as "pristine" and git-am the series
-#   kernel/devtree.sh export [DIR]   write pristine..HEAD back as
-#                                    kernel/patches and kernel/series
-#   kernel/devtree.sh check [DIR]    checkpatch --strict every patch, then
-#                                    sites
-#   kernel/devtree.sh sites [DIR]    the functions that call an IOPROC hook
-#                                    must be the ones ioproc.rst lists
+#   kernel/devtree.sh [--kernel V] init [DIR]    unpack linux-source-V into
+#                           DIR, commit it as "pristine", git-am the series
+#   kernel/devtree.sh [--kernel V] export [DIR]  write pristine..HEAD back as
+#                           kernel/V/patches and kernel/V/series
+#   kernel/devtree.sh [--kernel V] check [DIR]   checkpatch --strict every
+#                           patch of kernel/V, then sites
+#   kernel/devtree.sh [--kernel V] sites [DIR]   the functions that call an
+#                           IOPROC hook must be the ones ioproc.rst lists
 #
-# DIR defaults to $ELAN_CACHE/dev/linux-source-6.1 (ELAN_CACHE: ~/.cache/elan).
+# V: 6.1 or 6.12 (default: $ELAN_KERNEL, else build.sh's default kernel).
+# DIR defaults to $ELAN_CACHE/dev/linux-source-V (ELAN_CACHE: ~/.cache/elan).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+kver=${ELAN_KERNEL:-$(sed -n 's/^default_kernel=//p' "$here/build.sh")}
+case "${1:-}" in
+--kernel) kver=${2:?--kernel needs a version}; shift 2 ;;
+--kernel=*) kver=${1#*=}; shift ;;
+esac
+[ -f "$here/$kver/series" ] || {
+	echo "devtree: no IOPROC series for Linux '$kver' (kernel/*/series)" >&2
+	exit 2
+}
+series=$here/$kver
 cmd=${1:-}
-dir=${2:-${ELAN_CACHE:-$HOME/.cache/elan}/dev/linux-source-6.1}
-tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+dir=${2:-${ELAN_CACHE:-$HOME/.cache/elan}/dev/linux-source-$kver}
+tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-$kver.tar.xz}
 
 case "$cmd" in
 init)
@@ -26,41 +37,52 @@ init)
 	git init -q
 	# Debian's .gitignore ignores the whole top level: track everything.
 	git add -f -A . >/dev/null
-	git commit -q -m "Linux $(make -s kernelversion) (Debian linux-source-6.1)"
+	git commit -q -m "Linux $(make -s kernelversion) (Debian linux-source-$kver)"
 	git tag pristine
-	grep -v '^#' "$here/series" | grep . | sed "s|^|$here/patches/|" |
+	grep -v '^#' "$series/series" | grep . | sed "s|^|$series/patches/|" |
 		xargs git am -q
 	git log --oneline pristine..HEAD
 	;;
 export)
 	cd "$dir"
-	rm -f "$here"/patches/*.patch
+	rm -f "$series"/patches/*.patch
 	git format-patch -q --zero-commit --no-signature pristine..HEAD \
-		-o "$here/patches"
+		-o "$series/patches"
 	{
-		sed -n '/^#/p' "$here/series"
-		(cd "$here/patches" && ls ./*.patch | sed 's|^\./||')
-	} > "$here/series.new"
-	mv "$here/series.new" "$here/series"
-	cat "$here/series"
+		sed -n '/^#/p' "$series/series"
+		(cd "$series/patches" && ls ./*.patch | sed 's|^\./||')
+	} > "$series/series.new"
+	mv "$series/series.new" "$series/series"
+	cat "$series/series"
 	;;
 check)
-	for p in "$here"/patches/*.patch; do
+	# Any error, warning or check of checkpatch --strict fails the check.
+	dirty=0
+	for p in "$series"/patches/*.patch; do
 		echo "== $(basename "$p")"
-		"$dir/scripts/checkpatch.pl" --strict --no-tree -q "$p" || true
+		"$dir/scripts/checkpatch.pl" --strict --no-tree -q "$p" > /tmp/ioproc-cp.$$ || true
+		[ -s /tmp/ioproc-cp.$$ ] && { cat /tmp/ioproc-cp.$$; dirty=1; }
 	done
-	exec "$0" sites "$dir"
+	rm -f /tmp/ioproc-cp.$$
+	rc=0
+	"$0" --kernel "$kver" sites "$dir" || rc=1
+	[ $dirty = 0 ] || { echo "checkpatch --strict: not clean"; rc=1; }
+	exit $rc
 	;;
 sites)
 	# Hook calls by enclosing function (git grep -p, with C function
 	# headers so that labels are not taken for functions) against the
 	# functions in the first column of the call-site tables and in the
-	# "called from" sentences of Documentation/mm/ioproc.rst.
+	# "called from" sentences of Documentation/mm/ioproc.rst.  DIR is any
+	# tree with the series applied (a devtree, or build.sh's tree: no git
+	# needed).
 	cd "$dir"
-	grep -qs 'diff=cpp' .git/info/attributes ||
-		printf '*.c diff=cpp\n*.h diff=cpp\n' >> .git/info/attributes
+	printf '*.c diff=cpp\n*.h diff=cpp\n' > /tmp/ioproc-sites.attr.$$
 	hooks='\bioproc_(invalidate_(range|page)|update_(range|page)|change_protection|write_protect_range|sync_(range|page)|release)\('
-	git grep -p -n -E "$hooks" -- mm fs kernel arch ':!mm/ioproc.c' |
+	paths=()
+	for p in mm fs kernel arch; do [ -e "$p" ] && paths+=("$p"); done
+	git -c core.attributesFile=/tmp/ioproc-sites.attr.$$ grep --no-index \
+		-p -n -E "$hooks" -- "${paths[@]}" ':!mm/ioproc.c' |
 		sed -n -E 's/^[^=]+=[0-9]+=//p' |
 		sed -E 's/^SYSCALL_DEFINE[0-9]\(([a-z_0-9]+).*/\1/;
 			s/^([^(]*[^a-zA-Z_0-9(])?([a-zA-Z_][a-zA-Z_0-9]*)\(.*/\2/' |
@@ -77,14 +99,15 @@ sites)
 	ncode=$(wc -l < /tmp/ioproc-sites.code.$$)
 	undoc=$(comm -23 /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$)
 	unhooked=$(comm -13 /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$)
-	rm -f /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$
+	rm -f /tmp/ioproc-sites.code.$$ /tmp/ioproc-sites.doc.$$ \
+		/tmp/ioproc-sites.attr.$$
 	echo "== call sites: $ncode functions call a hook"
 	[ -z "$undoc" ] || echo "hooked but not in ioproc.rst:" $undoc
 	[ -z "$unhooked" ] || echo "in ioproc.rst but no hook call:" $unhooked
 	[ -z "$undoc$unhooked" ]
 	;;
 *)
-	sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 	;;
 esac

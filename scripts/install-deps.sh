@@ -9,7 +9,7 @@ pkgs=(
 	# the nicd fuzzer (tests/nic): clang with libFuzzer and the sanitizers
 	clang libclang-rt-14-dev
 	# guest kernel (kernel/build.sh)
-	linux-source-6.1 flex bison bc libelf-dev libssl-dev cpio xz-utils
+	linux-source-6.1 linux-source-6.12 flex bison bc libelf-dev libssl-dev cpio xz-utils
 	kmod rsync dwarves
 	# guests (cluster/)
 	qemu-system-x86 qemu-utils busybox-static util-linux

@@ -168,7 +168,7 @@ guest_kernel() {
 		*) echo "$stage tests: unknown argument '$1'" >&2; exit 2 ;;
 		esac
 	done
-	kernel=${ELAN_CACHE:-$HOME/.cache/elan}/guest/bzImage
+	kernel=${ELAN_CACHE:-$HOME/.cache/elan}/guest${ELAN_KERNEL:+-$ELAN_KERNEL}/bzImage
 	[ ${#kargs[@]} = 0 ] || kernel=${kargs[1]}
 	[ -d "$kernel" ] && kernel=$kernel/bzImage
 	require "run kernel/build.sh first" "$kernel"

@@ -4,8 +4,9 @@
 #
 #   tests/kernel/vm-in-guest.sh DIR [MODULE.ko]
 #
-# DIR holds the static tools/testing/selftests/vm programs kernel/build.sh
-# built.  Each runs twice: alone, then under ioproc_follow, which gives it
+# DIR holds the static mm selftest programs kernel/build.sh built (from
+# tools/testing/selftests/vm on 6.1, selftests/mm on 6.12; a program the
+# kernel has not got is reported as not built).  Each runs twice: alone, then under ioproc_follow, which gives it
 # and every process it starts a NIC context that preloads every PTE they
 # establish and checks every entry against the page tables every 200 ms.  A
 # program passes if both runs end the same way (pass, skip or fail; a
@@ -70,6 +71,13 @@ tests=(
 	"ksm_tests -Z|ksm_tests -Z -p 10 -z 1"
 	"userfaultfd anon|userfaultfd anon 4 4"
 	"userfaultfd shmem|userfaultfd shmem 4 4"
+	"uffd-stress anon|uffd-stress anon 4 4"
+	"uffd-stress shmem|uffd-stress shmem 4 4"
+	"uffd-unit-tests|uffd-unit-tests"
+	"cow|cow"
+	"mkdirty|mkdirty"
+	"pagemap_ioctl|pagemap_ioctl"
+	"ksm_functional_tests|ksm_functional_tests"
 	"migration|migration"
 	"hmm-tests|hmm-tests -f hmm"
 )
