@@ -366,15 +366,6 @@ int main(int argc, char **argv)
 		/* also while busy: a flood must not keep us beside its victim */
 		if (cfg.place)
 			place(now);
-		/*
-		 * Spin while there is work and for spin_ns after it: a
-		 * process that polls its rings posts its next command within
-		 * microseconds.  But when what the last step posted is still
-		 * not taken after lag_ns, that process is not running (it
-		 * computes, sleeps, or waits for the very CPU we spin on:
-		 * the host scheduler likes to put the NIC beside the vCPU
-		 * whose doorbell woke it), so spinning on only delays it.
-		 */
 		if (w)
 			continue;
 		/*
@@ -409,6 +400,15 @@ int main(int argc, char **argv)
 #endif
 			continue;
 		}
+		/*
+		 * Spin while there is work and for spin_ns after it: a
+		 * process that polls its rings posts its next command within
+		 * microseconds.  But when what the last step posted is still
+		 * not taken after lag_ns, that process is not running (it
+		 * computes, sleeps, or waits for the very CPU we spin on:
+		 * the host scheduler likes to put the NIC beside the vCPU
+		 * whose doorbell woke it), so spinning on only delays it.
+		 */
 		if (now - last_work < spin_ns &&
 		    (!lag_ns || now - last_work < lag_ns ||
 		     keep_spinning(nicd_consumers_behind(&nic), now - last_work,
