@@ -73,7 +73,7 @@ tests=(
 	"userfaultfd shmem|userfaultfd shmem 4 4"
 	"uffd-stress anon|uffd-stress anon 4 4"
 	"uffd-stress shmem|uffd-stress shmem 4 4"
-	"uffd-unit-tests|uffd-unit-tests"
+	"uffd-unit-tests -f move|uffd-unit-tests -f move"
 	"cow|cow"
 	"mkdirty|mkdirty"
 	"pagemap_ioctl|pagemap_ioctl"
