@@ -197,7 +197,8 @@ on() {
 
 # mpirun_in [--cwd DIR] SECONDS BTLS NP ARGS...: mpirun in the current
 # cluster over the BTLs BTLS (the cluster's mca-params.conf gives ob1, and
-# osc rdma over an RDMA-capable BTL); output in $tmp/out, status in $rc,
+# osc dynwin, osc rdma's patched copy, over an RDMA-capable BTL); output
+# in $tmp/out, status in $rc,
 # seconds in $secs.  A job that outlives SECONDS is killed and fails.
 mpirun_in() {
 	local cwd=() limit btls np t0=$EPOCHREALTIME
