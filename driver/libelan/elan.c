@@ -261,9 +261,11 @@ int elan_get(elan_ctx_t *c, uint32_t dst, void *buf, uint64_t raddr,
 		    raddr, len, 0, 0, 0);
 }
 
-int elan_atomic(elan_ctx_t *c, uint32_t dst, uint64_t raddr,
-		enum elan_atomic_op op, uint64_t operand, uint64_t compare,
-		uint64_t *fetch, uint64_t cookie, unsigned int flags)
+/* 64- and 32-bit atomics differ only in @size (the NIC checks alignment) */
+static int atomic_post(elan_ctx_t *c, uint32_t dst, uint64_t raddr,
+		       enum elan_atomic_op op, uint64_t operand,
+		       uint64_t compare, void *fetch, uint64_t size,
+		       uint64_t cookie, unsigned int flags)
 {
 	if ((unsigned int)op > ELAN_AOP_XOR)
 		return -EINVAL;
@@ -272,21 +274,23 @@ int elan_atomic(elan_ctx_t *c, uint32_t dst, uint64_t raddr,
 	else
 		flags &= ~ELAN_CMDF_FETCH;
 	return post(c, ELAN_OP_ATOMIC, (uint8_t)op, flags, dst, cookie,
-		    (uintptr_t)fetch, raddr, 8, operand, compare, 0);
+		    (uintptr_t)fetch, raddr, size, operand, compare, 0);
+}
+
+int elan_atomic(elan_ctx_t *c, uint32_t dst, uint64_t raddr,
+		enum elan_atomic_op op, uint64_t operand, uint64_t compare,
+		uint64_t *fetch, uint64_t cookie, unsigned int flags)
+{
+	return atomic_post(c, dst, raddr, op, operand, compare, fetch, 8,
+			   cookie, flags);
 }
 
 int elan_atomic32(elan_ctx_t *c, uint32_t dst, uint64_t raddr,
 		  enum elan_atomic_op op, uint32_t operand, uint32_t compare,
 		  uint32_t *fetch, uint64_t cookie, unsigned int flags)
 {
-	if ((unsigned int)op > ELAN_AOP_XOR)
-		return -EINVAL;
-	if (fetch)
-		flags |= ELAN_CMDF_FETCH;
-	else
-		flags &= ~ELAN_CMDF_FETCH;
-	return post(c, ELAN_OP_ATOMIC, (uint8_t)op, flags, dst, cookie,
-		    (uintptr_t)fetch, raddr, 4, operand, compare, 0);
+	return atomic_post(c, dst, raddr, op, operand, compare, fetch, 4,
+			   cookie, flags);
 }
 
 int elan_send(elan_ctx_t *c, uint32_t dst, uint32_t tag, const void *buf,
