@@ -179,17 +179,6 @@ static int mca_btl_elan_component_close(void)
     return OPAL_SUCCESS;
 }
 
-static uint64_t mca_btl_elan_mix64(uint64_t x)
-{
-    /* splitmix64 finaliser */
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
 /* The job capability: from the random per-job key that mpirun gives every
  * rank of the job (the one PSM/OFI use), else from the job id. */
 static uint64_t mca_btl_elan_job_capability(void)
@@ -206,12 +195,12 @@ static uint64_t mca_btl_elan_job_capability(void)
 
     key = getenv(OPAL_MCA_PREFIX "orte_precondition_transports");
     if (NULL != key && 2 == sscanf(key, "%16llx-%16llx", &hi, &lo)) {
-        cap = mca_btl_elan_mix64(mca_btl_elan_mix64(hi) ^ lo);
+        cap = elan_mix64(elan_mix64(hi) ^ lo);
         MCA_BTL_ELAN_VERBOSE(10, "capability derived from the job's transport key");
     } else {
         /* direct launch without a transport key: all ranks of a job share
          * the job id (the hash of the PMIx namespace) */
-        cap = mca_btl_elan_mix64(0x656c616e00000000ULL ^ OPAL_PROC_MY_NAME.jobid);
+        cap = elan_mix64(0x656c616e00000000ULL ^ OPAL_PROC_MY_NAME.jobid);
         MCA_BTL_ELAN_VERBOSE(1, "no " OPAL_MCA_PREFIX "orte_precondition_transports "
                              "in the environment (direct launch?): capability derived "
                              "from job id %u, weaker isolation between jobs",

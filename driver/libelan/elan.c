@@ -118,6 +118,16 @@ uint32_t elan_addr(const elan_ctx_t *c)
 	return c->addr;
 }
 
+uint64_t elan_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
 uint32_t elan_nodes(const elan_ctx_t *c)
 {
 	return c->nodes;

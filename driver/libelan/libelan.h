@@ -78,6 +78,12 @@ typedef struct elan_ctx elan_ctx_t;
 int elan_open(uint64_t capability, elan_ctx_t **ctxp);
 
 /**
+ * elan_mix64() - splitmix64's finaliser, to derive a capability from a
+ * launcher's job key (btl elan and uct elan hash the same way)
+ */
+uint64_t elan_mix64(uint64_t x);
+
+/**
  * elan_close() - detach and free a context
  *
  * Commands still in flight are abandoned: the NIC stops the context and

@@ -446,17 +446,6 @@ static int uct_elan_iface_is_reachable(const uct_iface_h tl_iface,
            (ELAN_ADDR_CTX(addr->addr) < ELAN_MAX_CTX);
 }
 
-/* splitmix64's finaliser: btl elan derives its key the same way */
-static uint64_t uct_elan_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
-
 static ucs_status_t uct_elan_capability(const char *config, uint64_t *cap_p)
 {
     unsigned long long hi, lo;
@@ -478,9 +467,9 @@ static ucs_status_t uct_elan_capability(const char *config, uint64_t *cap_p)
     /* the per-job key of Open MPI's mpirun (PSM and OFI use it too) */
     key = getenv("OMPI_MCA_orte_precondition_transports");
     if ((key != NULL) && (sscanf(key, "%16llx-%16llx", &hi, &lo) == 2)) {
-        cap = uct_elan_mix64(uct_elan_mix64(hi) ^ lo ^ 0x756374ull);
+        cap = elan_mix64(elan_mix64(hi) ^ lo ^ 0x756374ull);
     } else {
-        cap = uct_elan_mix64(0x7563745f656c616eull ^ getuid());
+        cap = elan_mix64(0x7563745f656c616eull ^ getuid());
     }
 
     *cap_p = (cap == 0) ? 1 : cap;
