@@ -140,32 +140,52 @@ ssize_t uct_elan_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     return length;
 }
 
-ucs_status_t uct_elan_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                   size_t iovcnt, uint64_t remote_addr,
-                                   uct_rkey_t rkey, uct_completion_t *comp)
+/* put and get zcopy: straight from or to the user's buffer, the NIC
+ * follows its page tables; they differ in the op and its stats counter */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_elan_ep_zcopy(uct_ep_h tl_ep, uint8_t elan_op, const uct_iov_t *iov,
+                  size_t iovcnt, uint64_t remote_addr, uct_completion_t *comp,
+                  const char *name)
 {
     uct_elan_ep_t *ep       = ucs_derived_of(tl_ep, uct_elan_ep_t);
     uct_elan_iface_t *iface = UCT_ELAN_EP_IFACE(ep);
     size_t length           = uct_iov_total_length(iov, iovcnt);
     uct_elan_op_t *op;
     ucs_status_t status;
+    int ret;
 
-    UCT_CHECK_IOV_SIZE(iovcnt, 1ul, "uct_elan_ep_put_zcopy");
-    UCT_CHECK_LENGTH(length, 0, UCT_ELAN_MAX_ZCOPY, "put_zcopy");
+    UCT_CHECK_IOV_SIZE(iovcnt, 1ul, name);
+    UCT_CHECK_LENGTH(length, 0, UCT_ELAN_MAX_ZCOPY, name);
     UCT_SKIP_ZERO_LENGTH(length);
     UCT_ELAN_EP_OP_GET(iface, op);
-    uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, ELAN_OP_PUT, comp);
-    /* straight from the user's buffer: the NIC follows its page tables */
-    status = uct_elan_ep_op_posted(ep, op,
-                                   elan_put(iface->ctx, ep->dst,
-                                            iov[0].buffer, remote_addr,
-                                            length, (uintptr_t)op, 0));
+    uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, elan_op, comp);
+    if (elan_op == ELAN_OP_PUT) {
+        ret = elan_put(iface->ctx, ep->dst, iov[0].buffer, remote_addr,
+                       length, (uintptr_t)op, 0);
+    } else {
+        ret = elan_get(iface->ctx, ep->dst, iov[0].buffer, remote_addr,
+                       length, (uintptr_t)op, 0);
+    }
+
+    status = uct_elan_ep_op_posted(ep, op, ret);
     if (status != UCS_OK) {
         return status;
     }
 
-    UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
+    if (elan_op == ELAN_OP_PUT) {
+        UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
+    } else {
+        UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
+    }
     return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_elan_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                   size_t iovcnt, uint64_t remote_addr,
+                                   uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return uct_elan_ep_zcopy(tl_ep, ELAN_OP_PUT, iov, iovcnt, remote_addr,
+                             comp, "put_zcopy");
 }
 
 ucs_status_t uct_elan_ep_get_bcopy(uct_ep_h tl_ep,
@@ -200,27 +220,8 @@ ucs_status_t uct_elan_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                    size_t iovcnt, uint64_t remote_addr,
                                    uct_rkey_t rkey, uct_completion_t *comp)
 {
-    uct_elan_ep_t *ep       = ucs_derived_of(tl_ep, uct_elan_ep_t);
-    uct_elan_iface_t *iface = UCT_ELAN_EP_IFACE(ep);
-    size_t length           = uct_iov_total_length(iov, iovcnt);
-    uct_elan_op_t *op;
-    ucs_status_t status;
-
-    UCT_CHECK_IOV_SIZE(iovcnt, 1ul, "uct_elan_ep_get_zcopy");
-    UCT_CHECK_LENGTH(length, 0, UCT_ELAN_MAX_ZCOPY, "get_zcopy");
-    UCT_SKIP_ZERO_LENGTH(length);
-    UCT_ELAN_EP_OP_GET(iface, op);
-    uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, ELAN_OP_GET, comp);
-    status = uct_elan_ep_op_posted(ep, op,
-                                   elan_get(iface->ctx, ep->dst,
-                                            iov[0].buffer, remote_addr,
-                                            length, (uintptr_t)op, 0));
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
-    return UCS_INPROGRESS;
+    return uct_elan_ep_zcopy(tl_ep, ELAN_OP_GET, iov, iovcnt, remote_addr,
+                             comp, "get_zcopy");
 }
 
 /* Active messages: a NIC send into the peer's receive ring, the AM id in
