@@ -12,10 +12,9 @@
 # this build first on the library path is all they need.
 #
 # The source comes once with apt-get source (the version of the installed
-# libucx-dev) into $ELAN_CACHE/ucx-source (default ~/.cache/elan), apt
-# running on a state of its own with deb-src lines made from the machine's
-# deb lines (as btl_elan/osc_dynwin/prepare.sh); the machine's apt
-# configuration stays as it is.  The build goes to
+# libucx-dev) into $ELAN_CACHE/ucx-source (default ~/.cache/elan), by
+# scripts/debian-source.sh (as for btl_elan/osc_dynwin/prepare.sh); the
+# machine's apt configuration stays as it is.  The build goes to
 # $ELAN_CACHE/ucx-<key>, keyed by the source version, the transport's
 # sources and this script; a cached build returns at once.
 set -euo pipefail
@@ -30,49 +29,14 @@ version=$(dpkg-query -W -f='${source:Version}' libucx-dev 2>/dev/null) || {
 	say "libucx-dev is not installed: run scripts/install-deps.sh"
 	exit 1
 }
-upstream=${version#*:}
-upstream=${upstream%-*}
-tree=$cache/ucx-$version/ucx-$upstream
-
+# Debian's source, fetched once (scripts/debian-source.sh prints its tree)
 fetch() {
-	local src=$cache/apt/sources.list.d f
-	local apt=(apt-get -q -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$src"
-		-o "Dir::State::Lists=$cache/apt/lists" -o "Dir::Cache=$cache/apt/cache"
-		-o APT::Sandbox::User=root)
-
-	mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache" "$src"
-	rm -f "$src"/*
-	# deb-src twins of the machine's enabled deb entries, both formats
-	if [ -r /etc/apt/sources.list ]; then
-		sed -n 's/^deb[[:space:]]/deb-src /p' /etc/apt/sources.list >"$src/machine.list"
-	fi
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -r "$f" ] || continue
-		sed 's/^Types:[[:space:]]*deb[[:space:]]*$/Types: deb-src/' "$f" >"$src/$(basename "$f")"
-	done
-	for f in /etc/apt/sources.list.d/*.list; do
-		[ -r "$f" ] || continue
-		sed -n 's/^deb[[:space:]]/deb-src /p' "$f" >"$src/$(basename "$f")"
-	done
-	say "fetching Debian's ucx $version source (apt-get source, into $cache)"
-	"${apt[@]}" update >"$cache/apt/update.log" 2>&1 || {
-		say "apt-get update of the deb-src lists failed: see $cache/apt/update.log"
-		exit 1
-	}
-	rm -rf "$cache/ucx-$version"
-	mkdir -p "$cache/ucx-$version"
-	(cd "$cache/ucx-$version" && "${apt[@]}" source "ucx=$version") \
-		>"$cache/apt/source.log" 2>&1 || {
-		say "apt-get source ucx=$version failed: see $cache/apt/source.log"
-		exit 1
-	}
+	tree=$("$top/scripts/debian-source.sh" ucx "$version" "$cache")
 	[ -d "$tree/src/uct/sm" ] || {
 		say "no src/uct in $tree after apt-get source"
 		exit 1
 	}
-	touch "$tree/.elan-unpacked"
 }
-
 
 # The key: the source version, the transport's sources, libelan (compiled
 # into the module) and this script.
@@ -88,7 +52,7 @@ case "${1:-}" in
 	echo "$prefix"
 	exit 0 ;;
 --fetch-only)
-	[ -f "$tree/.elan-unpacked" ] || fetch
+	fetch
 	echo "$tree"
 	exit 0 ;;
 esac
@@ -96,7 +60,7 @@ if [ -f "$prefix/.elan-built" ]; then
 	echo "$prefix"
 	exit 0
 fi
-[ -f "$tree/.elan-unpacked" ] || fetch
+fetch
 
 build=$cachetop/ucx-build-$key
 log=$build/build.log
