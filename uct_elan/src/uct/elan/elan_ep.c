@@ -26,6 +26,7 @@ static UCS_CLASS_INIT_FUNC(uct_elan_ep_t, const uct_ep_params_t *params)
     self->dst         = addr->addr;
     self->outstanding = 0;
     self->failed      = 0;
+    self->in_pending  = 0;
     ucs_arbiter_group_init(&self->arb_group);
     ucs_debug("elan ep %p: 0x%x -> node %u context %u", self, iface->addr,
               ELAN_ADDR_NODE(self->dst), ELAN_ADDR_CTX(self->dst));
@@ -408,7 +409,9 @@ ucs_status_t uct_elan_ep_flush(uct_ep_h tl_ep, unsigned flags,
     uct_elan_op_t *op;
     ucs_status_t status;
 
-    if (!ucs_arbiter_group_is_empty(&ep->arb_group)) {
+    /* behind the pending requests, unless this flush is the one at their
+     * head, run from the pending queue: what came before it is posted */
+    if (!ucs_arbiter_group_is_empty(&ep->arb_group) && !ep->in_pending) {
         UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
         return UCS_ERR_NO_RESOURCE;
     }
@@ -517,7 +520,9 @@ ucs_arbiter_cb_result_t uct_elan_ep_process_pending(ucs_arbiter_t *arbiter,
         return UCS_ARBITER_CB_RESULT_STOP;
     }
 
-    status = req->func(req);
+    ep->in_pending = 1;
+    status         = req->func(req);
+    ep->in_pending = 0;
     ucs_trace_data("elan ep %p: pending request %p: %s", ep, req,
                    ucs_status_string(status));
     if (status == UCS_OK) {
@@ -528,7 +533,9 @@ ucs_arbiter_cb_result_t uct_elan_ep_process_pending(ucs_arbiter_t *arbiter,
         return UCS_ARBITER_CB_RESULT_STOP;
     }
 
-    return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
+    /* not for want of room in the command queue: try again after this
+     * dispatch (a descheduled group would never run again) */
+    return UCS_ARBITER_CB_RESULT_RESCHED_GROUP;
 }
 
 static ucs_arbiter_cb_result_t

@@ -14,6 +14,8 @@ struct uct_elan_ep {
     uint32_t            dst;           /* the peer's ELAN_ADDR() */
     unsigned            outstanding;   /* its ops posted, not completed */
     int                 failed;        /* the peer's failure was reported */
+    int                 in_pending;    /* its pending request at the head of
+                                          arb_group is running */
     ucs_arbiter_group_t arb_group;     /* its pending requests */
 };
 
