@@ -13,6 +13,7 @@
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/class.h>
 #include <errno.h>
@@ -82,6 +83,16 @@ static int uct_elan_status_is_peer_failure(int elan_status)
            (elan_status == ELAN_E_CAPABILITY) ||
            (elan_status == ELAN_E_TARGET_GONE) ||
            (elan_status == ELAN_E_NODE_DOWN);
+}
+
+/* What the error handler is told: a peer context that is not there is a
+ * peer gone, UCS_ERR_CONNECTION_RESET, as UCX's other transports say (the
+ * op's own completion keeps the precise UCS_ERR_UNREACHABLE) */
+static ucs_status_t uct_elan_ep_err_status(int elan_status,
+                                           ucs_status_t status)
+{
+    return (elan_status == ELAN_E_NO_CONTEXT) ? UCS_ERR_CONNECTION_RESET :
+                                                status;
 }
 
 static void uct_elan_iface_set_failed(uct_elan_iface_t *iface)
@@ -200,7 +211,8 @@ static void uct_elan_iface_op_done(uct_elan_iface_t *iface, uct_elan_op_t *op,
              uct_elan_status_is_peer_failure(elan_status))) {
             ep->failed = 1;
             uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
-                                    status);
+                                    uct_elan_ep_err_status(elan_status,
+                                                           status));
         }
     }
 
@@ -525,6 +537,12 @@ static UCS_CLASS_INIT_FUNC(uct_elan_iface_t, uct_md_h md, uct_worker_h worker,
     status = uct_iface_param_am_alignment(params, ELAN_SEND_MAX, 0, 0,
                                           &alignment, &align_offset);
     if (status != UCS_OK) {
+        goto err_arbiter;
+    }
+
+    if ((alignment == 0) || !ucs_is_pow2(alignment)) {
+        ucs_error("elan: AM alignment %zu is not a power of 2", alignment);
+        status = UCS_ERR_INVALID_PARAM;
         goto err_arbiter;
     }
 
