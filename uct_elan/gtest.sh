@@ -15,9 +15,11 @@
 # the test sources are copied out of it and uct_elan/gtest.patch applied:
 # elan in the list of transports (UCT_TEST_NO_SELF_TLS in uct/uct_test.h,
 # so every class instantiated for all transports, or for all but self,
-# runs on elan), and the p2p transfer tests no longer trimmed to nothing
-# by the max_alloc of an MD that does not allocate (they skipped on cma,
-# tcp and elan alike).  The program goes to
+# runs on elan); the p2p transfer tests no longer trimmed to nothing by
+# the max_alloc of an MD that does not allocate (they skipped on cma, tcp
+# and elan alike); a pending add refused with UCS_ERR_BUSY not counted as
+# queued (test_uct_peer_failure); at most 30 receivers on elan (its NIC
+# has 32 contexts per node).  The program goes to
 # $ELAN_CACHE/ucx-gtest-<key>/gtest, keyed by UCX's key, this script and
 # the patch; a cached build returns at once.
 #
@@ -68,9 +70,7 @@ rm -rf "$out"
 mkdir -p "$out/obj/googletest" "$out/obj/common" "$out/obj/uct" "$out/test"
 say "building UCX's uct gtest with elan against $ucx (log: $log)"
 cp -a "$tree/test/gtest" "$out/test/gtest"
-# uct_elan/gtest.patch: elan joins the transports every uct class but
-# self's is instantiated for; the p2p transfer tests stop skipping on an
-# MD that does not allocate (see the patch)
+# uct_elan/gtest.patch (see above)
 patch -s -f -p1 -d "$out" --no-backup-if-mismatch <"$here/gtest.patch" || {
 	say "uct_elan/gtest.patch does not apply to UCX's test/gtest of $ucx"
 	exit 1
