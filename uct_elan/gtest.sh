@@ -48,10 +48,10 @@ if [ -f "$out/.elan-built" ]; then
 	echo "$out/gtest"
 	exit 0
 fi
-[ -f "$tree/test/gtest/Makefile" ] && [ -f "$tree/src/tools/perf/lib/.libs/libucxperf.a" ] || {
+if [ ! -f "$tree/test/gtest/Makefile" ] || [ ! -f "$tree/src/tools/perf/lib/.libs/libucxperf.a" ]; then
 	say "no configured and built UCX tree at $tree (uct_elan/build.sh keeps it)"
 	exit 1
-}
+fi
 
 # What the uct classes need: googletest, the common test code (test_perf
 # for test_uct_perf) and the uct test files of the classes the stage runs
