@@ -44,6 +44,11 @@ case "${1:-}" in
 	echo "$out/gtest"
 	exit 0 ;;
 esac
+# one build of a key at a time (the cache is shared): a second waits,
+# then finds it built
+mkdir -p "$cachetop"
+exec 9>"$cachetop/.lock-ucx-gtest-$key"
+flock 9
 if [ -f "$out/.elan-built" ]; then
 	echo "$out/gtest"
 	exit 0
