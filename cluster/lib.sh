@@ -59,8 +59,14 @@ else
 fi
 # The guest kernel: the one installed with the tools if there is one,
 # else the build cache's (kernel/build.sh): its default kernel, or with
-# ELAN_KERNEL=6.1|6.12 that version's (kernel/build.sh --kernel).
+# ELAN_KERNEL=6.1|6.12 that version's (kernel/build.sh --kernel).  From a
+# checkout, by version: the default is the checkout's own, whatever
+# another checkout sharing the cache last linked as $ELAN_CACHE/guest.
 ELAN_DEFAULT_KERNEL=$ELAN_CACHE/guest${ELAN_KERNEL:+-$ELAN_KERNEL}
+if [ -n "$ELAN_REPO" ]; then
+	ELAN_DEFAULT_KERNEL=$ELAN_CACHE/guest-$("$ELAN_REPO/kernel/build.sh" --print-kernel) ||
+		exit 2
+fi
 if [ -z "${ELAN_KERNEL:-}" ] && [ "$ELAN_INSTALLED" = 1 ] &&
 	[ -f "$ELAN_PKGLIBDIR/guest/bzImage" ]; then
 	ELAN_DEFAULT_KERNEL=$ELAN_PKGLIBDIR/guest

@@ -51,6 +51,29 @@ static unsigned long elan_fault_around_block(unsigned long va,
 	return va & ~(roundup_pow_of_two(n) * PAGE_SIZE - 1);
 }
 
+/*
+ * The VMA of @va if the access is allowed there, as both modes check it
+ * before loading; else NULL, with the status to answer in *@status.
+ */
+static struct vm_area_struct *elan_fault_vma(struct mm_struct *mm,
+					     unsigned long va, bool write,
+					     u32 *status)
+{
+	struct vm_area_struct *vma;
+
+	mmap_assert_locked(mm);
+	vma = vma_lookup(mm, va);
+	if (!vma) {
+		*status = ELAN_E_LOCAL_FAULT;
+		return NULL;
+	}
+	if (!(vma->vm_flags & (write ? VM_WRITE : VM_READ))) {
+		*status = ELAN_E_LOCAL_PROT;
+		return NULL;
+	}
+	return vma;
+}
+
 #ifdef CONFIG_IOPROC
 
 struct elan_load_arg {
@@ -98,11 +121,13 @@ static void elan_load_cb(void *arg, unsigned long addr,
 static bool elan_load_one(struct elan_load_arg *a, struct mm_struct *mm,
 			  unsigned long addr, bool fault_in)
 {
-	struct vm_area_struct *vma = vma_lookup(mm, addr);
+	struct vm_area_struct *vma;
 	bool unlocked = false;
+	u32 status;
 	int ret;
 
-	if (!vma || !(vma->vm_flags & (a->write ? VM_WRITE : VM_READ)))
+	vma = elan_fault_vma(mm, addr, a->write, &status);
+	if (!vma)
 		return false;
 	if (elan_mmu_has(a->c, addr, a->write))
 		return true;
@@ -112,7 +137,7 @@ static bool elan_load_one(struct elan_load_arg *a, struct mm_struct *mm,
 		if (fixup_user_fault(mm, addr, a->write ? FAULT_FLAG_WRITE : 0,
 				     &unlocked))
 			return false;
-		vma = vma_lookup(mm, addr);
+		vma = elan_fault_vma(mm, addr, a->write, &status);
 		if (!vma)
 			return false;
 		a->installed = false;
@@ -156,6 +181,7 @@ static void elan_fault_around_load(struct elan_load_arg *a,
 /*
  * Load the translation of @va into @c's MMU; @ahead: how many pages from
  * @va on the NIC operation touches (a hint).  Returns an elan_status.
+ * The caller holds a reference on c->mm (elan_service_fault()).
  */
 static u32 elan_ctx_fault_ioproc(struct elan_ctx *c, unsigned long va,
 				 bool write, unsigned int ahead)
@@ -168,22 +194,11 @@ static u32 elan_ctx_fault_ioproc(struct elan_ctx *c, unsigned long va,
 	u32 status = ELAN_E_LOCAL_FAULT;
 	int ret;
 
-	if (!READ_ONCE(c->live) ||
-	    READ_ONCE(c->map.ctl->state) != ELAN_CTX_ACTIVE)
-		return ELAN_E_TARGET_GONE;
-	if (!mmget_not_zero(mm))
-		return ELAN_E_TARGET_GONE;
 	mmap_read_lock(mm);
 	for (tries = 0; tries < ELAN_FAULT_TRIES; tries++) {
-		vma = vma_lookup(mm, va);
-		if (!vma) {
-			status = ELAN_E_LOCAL_FAULT;
+		vma = elan_fault_vma(mm, va, write, &status);
+		if (!vma)
 			break;
-		}
-		if (!(vma->vm_flags & (write ? VM_WRITE : VM_READ))) {
-			status = ELAN_E_LOCAL_PROT;
-			break;
-		}
 		a.installed = false;
 		a.faulted = true;
 		ret = ioproc_load(vma, va, write, elan_load_cb, &a);
@@ -209,7 +224,6 @@ static u32 elan_ctx_fault_ioproc(struct elan_ctx *c, unsigned long va,
 		}
 	}
 	mmap_read_unlock(mm);
-	mmput(mm);
 	return status;
 }
 #endif /* CONFIG_IOPROC */
@@ -229,7 +243,8 @@ static u32 elan_ctx_fault_ioproc(struct elan_ctx *c, unsigned long va,
  * way IOPROC mode's fault-around does: the faulting page, the pages after
  * it up to the first gap, then the pages below it down to its
  * fault_around-aligned block, fault_around in all.  hmm_range_fault()
- * takes no page reference.
+ * takes no page reference.  The caller holds a reference on c->mm
+ * (elan_service_fault()).
  */
 
 struct elan_hmm_load {
@@ -321,23 +336,14 @@ static u32 elan_ctx_fault_hmm(struct elan_ctx *c, unsigned long va,
 	u32 status;
 	int ret;
 
-	if (!READ_ONCE(c->live) ||
-	    READ_ONCE(c->map.ctl->state) != ELAN_CTX_ACTIVE)
-		return ELAN_E_TARGET_GONE;
-	if (!mmget_not_zero(mm))
-		return ELAN_E_TARGET_GONE;
 	for (;;) {
 		r.notifier_seq = mmu_interval_read_begin(&c->mni);
 		f.notifier_seq = r.notifier_seq;
 		mmap_read_lock(mm);
-		vma = vma_lookup(mm, va);
+		vma = elan_fault_vma(mm, va, write, &status);
 		if (!vma) {
-			status = ELAN_E_LOCAL_FAULT;
-			break;
-		}
-		if (!(vma->vm_flags & (write ? VM_WRITE : VM_READ))) {
-			status = ELAN_E_LOCAL_PROT;
-			break;
+			mmap_read_unlock(mm);
+			return status;
 		}
 		/* va's block below it, n pages from va on, in va's VMA */
 		r.start = max(elan_fault_around_block(va, n), vma->vm_start);
@@ -354,8 +360,7 @@ static u32 elan_ctx_fault_hmm(struct elan_ctx *c, unsigned long va,
 		}
 		if (ret) {
 			/* VM_IO, VM_PFNMAP, out of memory, always raced */
-			status = ELAN_E_LOCAL_FAULT;
-			goto out;
+			return ELAN_E_LOCAL_FAULT;
 		}
 		spin_lock(&c->lock);
 		if (mmu_interval_read_retry(&c->mni, r.notifier_seq)) {
@@ -371,12 +376,8 @@ static u32 elan_ctx_fault_hmm(struct elan_ctx *c, unsigned long va,
 		else
 			status = ELAN_OK;
 		spin_unlock(&c->lock);
-		goto out;
+		return status;
 	}
-	mmap_read_unlock(mm);
-out:
-	mmput(mm);
-	return status;
 }
 #endif /* ELAN_HAVE_NOTIFIER */
 
@@ -407,8 +408,16 @@ static u32 elan_service_fault(struct elan_dev *dev, u32 idx, u64 vaddr,
 	c = elan_slot_get(dev, idx);
 	if (!c)
 		return ELAN_E_TARGET_GONE;
+	/* Both modes: a live context whose process still has its mm. */
+	if (!READ_ONCE(c->live) ||
+	    READ_ONCE(c->map.ctl->state) != ELAN_CTX_ACTIVE ||
+	    !mmget_not_zero(c->mm)) {
+		elan_ctx_put(c);
+		return ELAN_E_TARGET_GONE;
+	}
 	status = elan_ctx_fault(c, (unsigned long)vaddr & PAGE_MASK, write,
 				min(pages, 64U));
+	mmput(c->mm);
 	elan_ctx_put(c);
 	return status;
 }

@@ -6,14 +6,20 @@
 # rebuilt only when one of those changes.
 #
 #   kernel/build.sh [--kernel 6.1|6.12] [--flavour guest|debug] [--mm-only]
+#   kernel/build.sh [--kernel V] --print-kernel
 #
 # --kernel (default: $ELAN_KERNEL, else the default guest kernel below)
 # picks the series.  Prints the artifact directory (bzImage, System.map,
 # config, build-dir link for out-of-tree modules, vm-selftests/: the tree's
 # mm selftests, static) on its last line; it is linked as
 # $ELAN_CACHE/FLAVOUR-VERSION, and as $ELAN_CACHE/FLAVOUR for the default
-# kernel.  --mm-only applies the series, configures and builds mm/ only
-# (the cheap check that a series still applies and compiles): no artifacts.
+# kernel.  The tools of a checkout (cluster/, tests/, make modules) take
+# FLAVOUR-VERSION, the version from --print-kernel (prints the version
+# this would build, and nothing else): the cache is shared by checkouts
+# whose defaults may differ, so the unversioned link is only for the
+# installed tools and for people.  --mm-only applies the series,
+# configures and builds mm/ only (the cheap check that a series still
+# applies and compiles): no artifacts.
 # ELAN_CACHE (default ~/.cache/elan) says where the trees, the builds and
 # the artifacts live; ELAN_KERNEL_JOBS (default: the number of CPUs) how
 # many compilers make runs at once.
@@ -26,6 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 flavour=guest
 kver=${ELAN_KERNEL:-$default_kernel}
 mm_only=0
+print_kernel=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--flavour) flavour=$2; shift 2 ;;
@@ -33,7 +40,8 @@ while [ $# -gt 0 ]; do
 	--kernel) kver=$2; shift 2 ;;
 	--kernel=*) kver=${1#*=}; shift ;;
 	--mm-only) mm_only=1; shift ;;
-	-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+	--print-kernel) print_kernel=1; shift ;;
+	-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
 	*) echo "build.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -41,6 +49,7 @@ done
 	echo "build.sh: no IOPROC series for Linux '$kver' (kernel/*/series)" >&2
 	exit 2
 }
+[ $print_kernel = 0 ] || { echo "$kver"; exit 0; }
 case "$flavour" in
 guest) fragments="$here/config/guest.config" ;;
 debug) fragments="$here/config/guest.config $here/config/debug.config" ;;
@@ -72,6 +81,8 @@ art="$cache/artifacts/$flavour-$kver-$key"
 if [ $mm_only = 0 ] && [ -f "$art/bzImage" ] &&
 	cmp -s "$art/config" "$art/build/.config"; then
 	say "$flavour kernel up to date ($art)"
+	# (another checkout, of another default, may have moved it)
+	[ "$kver" != "$default_kernel" ] || ln -sfn "$art" "$cache/$flavour"
 	echo "$art"
 	exit 0
 fi

@@ -157,6 +157,12 @@ require() {
 	finish
 }
 
+# guest_artifact: the guest kernel's build (kernel/build.sh), by version:
+# ELAN_KERNEL's, else this checkout's default.
+guest_artifact() {
+	echo "${ELAN_CACHE:-$HOME/.cache/elan}/guest-$("$repo/kernel/build.sh" --print-kernel)"
+}
+
 # guest_kernel [--kernel BZIMAGE|DIR]: the stages that boot guests take
 # that option; the kernel in $kernel, the option for the harness in
 # kargs.  No kernel: a failed result, the stage ends.
@@ -168,7 +174,7 @@ guest_kernel() {
 		*) echo "$stage tests: unknown argument '$1'" >&2; exit 2 ;;
 		esac
 	done
-	kernel=${ELAN_CACHE:-$HOME/.cache/elan}/guest${ELAN_KERNEL:+-$ELAN_KERNEL}/bzImage
+	kernel=$(guest_artifact)/bzImage
 	[ ${#kargs[@]} = 0 ] || kernel=${kargs[1]}
 	[ -d "$kernel" ] && kernel=$kernel/bzImage
 	require "run kernel/build.sh first" "$kernel"
