@@ -1,7 +1,8 @@
 #!/bin/bash
 # Inside a guest with an Elan NIC: elan.ko in each mode, side by side:
 # elan_bench events (NIC faults and microseconds per page after first
-# touch, fork + CPU write, swap-in, migration and KSM unmerge) and
+# touch, fork + CPU write, mprotect read-only, swap-in, migration and
+# KSM unmerge) and
 # elan_bench vmcost (CPU time per page of mprotect, fork, the COW write
 # fault and munmap + mmap with the NIC holding translations, none, and
 # no context).

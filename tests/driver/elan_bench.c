@@ -10,8 +10,9 @@
  *                                       the NIC copies natively there)
  *   elan_bench [-r RUNS] events         one guest: NIC faults and time per
  *                                       page after each VM event (first
- *                                       touch, fork + CPU write, swap-in,
- *                                       migration, KSM unmerge); run it in
+ *                                       touch, fork + CPU write, mprotect
+ *                                       read-only, swap-in, migration, KSM
+ *                                       unmerge); run it in
  *                                       both modes of elan.ko
  *                                       (tests/driver/bench-modes.sh)
  *   elan_bench [-r RUNS] vmcost         one guest: CPU time per page of
@@ -707,29 +708,34 @@ static int ksm_unmerge(char *p)
 	return m >= want;
 }
 
-enum { EV_FIRST, EV_FORK, EV_SWAP, EV_MIGRATE, EV_KSM, EV_N };
+enum { EV_FIRST, EV_FORK, EV_MPROTECT, EV_SWAP, EV_MIGRATE, EV_KSM, EV_N };
 static const char *const ev_name[EV_N] = {
 	"first touch (CPU-written, new to the NIC)",
 	"after fork + CPU write",
+	"after mprotect read-only (the NIC reads)",
 	"after swap-out and CPU swap-in",
 	"after migration to the other node",
 	"after KSM merge and unmerge",
 };
 static const char *const ev_key[EV_N] = {
-	"first", "fork_write", "swapin", "migrate", "ksm_unmerge",
+	"first", "fork_write", "mprotect_ro", "swapin", "migrate",
+	"ksm_unmerge",
 };
 
 /*
  * One run of event @ev: faults and us per page of the get after it.  The
  * source of the gets is a buffer of the same content as the target's, so
- * that the target's pages stay identical (KSM).
+ * that the target's pages stay identical (KSM).  After mprotect read-only
+ * the NIC reads the buffer instead (a get from it into a third buffer,
+ * translated before): the IOPROC hook is told the new protection and
+ * keeps read translations; mprotect's notifier event does not say it.
  */
 static int ev_run(elan_ctx_t *c, uint32_t self, int ev, double *faults,
 		  double *us)
 {
 	static unsigned char v = 0x20;
 	struct elan_counters k0, k1;
-	char *src = ev_buf(++v ? v : ++v), *l = ev_buf(v), *warm;
+	char *src = ev_buf(++v ? v : ++v), *l = ev_buf(v), *warm, *dst = src;
 	double t;
 	size_t i;
 	int ok = 1;
@@ -746,6 +752,11 @@ static int ev_run(elan_ctx_t *c, uint32_t self, int ev, double *faults,
 	case EV_FORK:
 		fork_and_write(l, EVSZ);
 		break;
+	case EV_MPROTECT:
+		dst = ev_buf(v);
+		op1(c, self, OP_GET, dst, (uintptr_t)l, EVSZ);
+		ok = !mprotect(l, EVSZ, PROT_READ);
+		break;
 	case EV_SWAP:
 		madvise(l, EVSZ, MADV_PAGEOUT);
 		ok = resident(l, EVSZ) < EVSZ / PG / 2;
@@ -760,12 +771,17 @@ static int ev_run(elan_ctx_t *c, uint32_t self, int ev, double *faults,
 		break;
 	}
 	k0 = counters(c);
-	t = op1(c, self, OP_GET, l, (uintptr_t)src, EVSZ);
+	if (ev == EV_MPROTECT)
+		t = op1(c, self, OP_GET, dst, (uintptr_t)l, EVSZ);
+	else
+		t = op1(c, self, OP_GET, l, (uintptr_t)src, EVSZ);
 	k1 = counters(c);
 	*faults = (double)(k1.faults - k0.faults) / (EVSZ / PG);
 	*us = t * 1e6 / (EVSZ / PG);
-	if (memcmp(l, src, EVSZ))
+	if (memcmp(l, src, EVSZ) || memcmp(dst, l, EVSZ))
 		die("%s", "events: the get's data differs");
+	if (dst != src)
+		munmap(dst, EVSZ);
 	munmap(l, EVSZ);
 	munmap(src, EVSZ);
 	return ok;
