@@ -1,67 +1,65 @@
 #!/bin/bash
-# Inside a guest with an Elan NIC: elan_bench events (NIC faults and
-# microseconds per page after first touch, fork + CPU write, swap-in,
-# migration and KSM unmerge) with elan.ko in each mode, side by side.
+# Inside a guest with an Elan NIC: elan.ko in each mode, side by side:
+# elan_bench events (NIC faults and microseconds per page after first
+# touch, fork + CPU write, mprotect read-only, swap-in, migration and
+# KSM unmerge) and
+# elan_bench vmcost (CPU time per page of mprotect, fork, the COW write
+# fault and munmap + mmap with the NIC holding translations, none, and
+# no context).
 #
 #   tests/driver/bench-modes.sh [RUNS] [MODES] [FAULT_AROUND]
 #       (defaults: 3, "ioproc notifier", the module's: 64)
+#   tests/driver/bench-modes.sh --load MODE [FAULT_AROUND]
+#       only reload elan.ko in MODE (the main job, on each node)
+#   tests/driver/bench-modes.sh --restore
+#       reload elan.ko as the guest was booted for (/etc/elan/insmod.args)
 #
 # FAULT_AROUND=1 makes every page the NIC needs a fault of its own, so
 # that faults/page counts the pages the event left untranslated; with 64
 # one fault loads 64 pages.  Each mode: the module loaded afresh with
 # mode=M (and fault_around); a mode the kernel
 # lacks (ioproc on a kernel without the series) is named and skipped.
-# Prints both tables, then one with the medians side by side, and every
-# figure as CSV lines (elan_bench's).  Leaves elan.ko loaded as it was
-# booted for (/etc/elan/insmod.args).
+# Prints each mode's tables, then the medians side by side
+# (tests/driver/modes-table), and every figure as CSV lines (one a run).
+# Leaves elan.ko loaded as it was booted for.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+ko=${ELAN_KO:-$repo/driver/kbuild/$(uname -r)/elan.ko}
+[ -f "$ko" ] || ko=$repo/driver/elan.ko
+
+# load MODE [FAULT_AROUND]: elan.ko afresh in MODE; 1 if the kernel lacks it
+load() {
+	local err
+	rmmod elan 2>/dev/null
+	if ! err=$(insmod "$ko" "mode=$1" ${2:+"fault_around=$2"} 2>&1); then
+		echo "bench-modes: no $1 mode on this kernel ($err)"
+		return 1
+	fi
+	echo "bench-modes: mode=$1 fault_around=$(cat /sys/module/elan/parameters/fault_around)"
+}
+restore() {
+	rmmod elan 2>/dev/null
+	# shellcheck disable=SC2046 # the module's arguments, split
+	insmod "$ko" $(cat /etc/elan/insmod.args 2>/dev/null)
+}
+case "${1:-}" in
+--load) load "${2:?mode}" "${3:-}"; exit ;;
+--restore) restore; exit ;;
+esac
 runs=${1:-3}
 modes=${2:-ioproc notifier}
 fa=${3:-}
-ko=${ELAN_KO:-$repo/driver/kbuild/$(uname -r)/elan.ko}
-[ -f "$ko" ] || ko=$repo/driver/elan.ko
 # shellcheck source=tests/driver/vm-setup.sh
 . "$here/vm-setup.sh"
 out=$(mktemp -d)
 rc=0
 for m in $modes; do
-	rmmod elan 2>/dev/null
-	if ! insmod "$ko" "mode=$m" ${fa:+"fault_around=$fa"} 2>"$out/insmod"; then
-		echo "bench-modes: no $m mode on this kernel ($(cat "$out/insmod"))"
-		continue
-	fi
-	echo "bench-modes: mode=$m fault_around=$(cat /sys/module/elan/parameters/fault_around)"
+	load "$m" "$fa" || continue
 	"$here/elan_bench" -r "$runs" events | tee "$out/$m" || rc=1
+	"$here/elan_bench" -r "$runs" vmcost | tee -a "$out/$m" || rc=1
 done
-rmmod elan 2>/dev/null
-# shellcheck disable=SC2046 # the module's arguments, split
-insmod "$ko" $(cat /etc/elan/insmod.args 2>/dev/null)
-# side by side: faults/page and us/page, medians, one column pair a mode
-awk -F, '
-	/^CSV,events_/ {
-		split($2, p, "_"); m = p[2]
-		k = $2; sub("^events_" m "_", "", k); sub("_(faults|us)$", "", k)
-		unit = $2 ~ /_faults$/ ? "f" : "u"
-		v[m, k, unit] = $4
-		if (!(m in seen)) { seen[m] = 1; mode[++nm] = m }
-		if (!(k in seenk)) { seenk[k] = 1; key[++nk] = k }
-	}
-	END {
-		if (!nm) exit
-		printf "%-12s", "event"
-		for (i = 1; i <= nm; i++) printf " %12s %10s", mode[i] " f/pg", "us/pg"
-		printf "\n"
-		for (j = 1; j <= nk; j++) {
-			printf "%-12s", key[j]
-			for (i = 1; i <= nm; i++)
-				if ((mode[i], key[j], "f") in v)
-					printf " %12.3f %10.1f", v[mode[i], key[j], "f"], v[mode[i], key[j], "u"]
-				else
-					printf " %12s %10s", "-", "-"
-			printf "\n"
-		}
-	}' "$out"/* 2>/dev/null
+restore
+"$here/modes-table" "$out"/* 2>/dev/null
 rm -rf "$out"
 exit $rc

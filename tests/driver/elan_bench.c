@@ -10,10 +10,16 @@
  *                                       the NIC copies natively there)
  *   elan_bench [-r RUNS] events         one guest: NIC faults and time per
  *                                       page after each VM event (first
- *                                       touch, fork + CPU write, swap-in,
- *                                       migration, KSM unmerge); run it in
+ *                                       touch, fork + CPU write, mprotect
+ *                                       read-only, swap-in, migration, KSM
+ *                                       unmerge); run it in
  *                                       both modes of elan.ko
  *                                       (tests/driver/bench-modes.sh)
+ *   elan_bench [-r RUNS] vmcost         one guest: CPU time per page of
+ *                                       mprotect, fork, the COW write
+ *                                       fault, munmap + mmap, with the NIC
+ *                                       holding translations, holding
+ *                                       none, and without a context
  *
  * -l: the latency rows only.
  *
@@ -586,13 +592,18 @@ static int file_put(const char *path, const char *val)
  * CPU (a value of its own each run: KSM must not find the last run's
  * pages of the same content).
  */
+static char *small_buf(size_t len, int v)
+{
+	char *p = map(len, 0);
+
+	madvise(p, len, MADV_NOHUGEPAGE);
+	memset(p, v, len);
+	return p;
+}
+
 static char *ev_buf(int v)
 {
-	char *p = map(EVSZ, 0);
-
-	madvise(p, EVSZ, MADV_NOHUGEPAGE);
-	memset(p, v, EVSZ);
-	return p;
+	return small_buf(EVSZ, v);
 }
 
 static size_t resident(char *p, size_t len)
@@ -628,36 +639,47 @@ static int migrate(char *p)
 }
 
 /*
- * How many of @p's EVSZ pages are KSM pages now (the page map and the
- * page flags, root only; -1 without them).  KSM's own counts, global or
- * per process, go stale while ksmd does not run.
+ * How many of @p's EVSZ pages are merged now: pages whose frame another
+ * page of @p maps too (the page map, root only; -1 without it).  The
+ * buffer's pages all hold one value, and inside one private anonymous
+ * buffer only KSM makes pages share a frame.  Not the page flags: 6.12
+ * reports KPF_KSM for every anonymous page (fs/proc/page.c tests
+ * mapping & PAGE_MAPPING_KSM, true with PAGE_MAPPING_ANON alone), and
+ * KSM's own counts, global or per process, go stale while ksmd sleeps.
  */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static long ksm_pages(char *p)
 {
 	int pm = open("/proc/self/pagemap", O_RDONLY);
-	int kf = open("/proc/kpageflags", O_RDONLY);
-	uint64_t e, flags;
+	uint64_t e, pfn[EVSZ / PG];
+	size_t i, np = 0;
 	long n = 0;
-	size_t i;
 
-	if (pm < 0 || kf < 0) {
-		n = -1;
-		goto out;
-	}
+	if (pm < 0)
+		return -1;
 	for (i = 0; i < EVSZ / PG; i++) {
 		uintptr_t va = (uintptr_t)p + i * PG;
 
 		if (pread(pm, &e, 8, va / PG * 8) != 8 || !(e >> 63 & 1))
 			continue;
-		e &= (1ULL << 55) - 1;		/* the pfn */
-		if (pread(kf, &flags, 8, e * 8) == 8 && (flags >> 21 & 1))
-			n++;			/* KPF_KSM */
+		e &= (1ULL << 55) - 1;		/* the pfn: 0 unless root */
+		if (!e) {
+			close(pm);
+			return -1;
+		}
+		pfn[np++] = e;
 	}
-out:
-	if (pm >= 0)
-		close(pm);
-	if (kf >= 0)
-		close(kf);
+	close(pm);
+	qsort(pfn, np, sizeof(pfn[0]), cmp_u64);
+	for (i = 0; i < np; i++)
+		n += (i > 0 && pfn[i] == pfn[i - 1]) ||
+		     (i + 1 < np && pfn[i] == pfn[i + 1]);
 	return n;
 }
 
@@ -669,7 +691,7 @@ static int ksm_unmerge(char *p)
 
 	if (m < 0 || madvise(p, EVSZ, MADV_MERGEABLE)) {
 		fprintf(stderr, "elan_bench: no KSM here (%s)\n",
-			m < 0 ? "no page map or page flags" : strerror(errno));
+			m < 0 ? "no page frame numbers in the page map" : strerror(errno));
 		return 0;
 	}
 	file_put(KSM "pages_to_scan", "10000");
@@ -686,29 +708,34 @@ static int ksm_unmerge(char *p)
 	return m >= want;
 }
 
-enum { EV_FIRST, EV_FORK, EV_SWAP, EV_MIGRATE, EV_KSM, EV_N };
+enum { EV_FIRST, EV_FORK, EV_MPROTECT, EV_SWAP, EV_MIGRATE, EV_KSM, EV_N };
 static const char *const ev_name[EV_N] = {
 	"first touch (CPU-written, new to the NIC)",
 	"after fork + CPU write",
+	"after mprotect read-only (the NIC reads)",
 	"after swap-out and CPU swap-in",
 	"after migration to the other node",
 	"after KSM merge and unmerge",
 };
 static const char *const ev_key[EV_N] = {
-	"first", "fork_write", "swapin", "migrate", "ksm_unmerge",
+	"first", "fork_write", "mprotect_ro", "swapin", "migrate",
+	"ksm_unmerge",
 };
 
 /*
  * One run of event @ev: faults and us per page of the get after it.  The
  * source of the gets is a buffer of the same content as the target's, so
- * that the target's pages stay identical (KSM).
+ * that the target's pages stay identical (KSM).  After mprotect read-only
+ * the NIC reads the buffer instead (a get from it into a third buffer,
+ * translated before): the IOPROC hook is told the new protection and
+ * keeps read translations; mprotect's notifier event does not say it.
  */
 static int ev_run(elan_ctx_t *c, uint32_t self, int ev, double *faults,
 		  double *us)
 {
 	static unsigned char v = 0x20;
 	struct elan_counters k0, k1;
-	char *src = ev_buf(++v ? v : ++v), *l = ev_buf(v), *warm;
+	char *src = ev_buf(++v ? v : ++v), *l = ev_buf(v), *warm, *dst = src;
 	double t;
 	size_t i;
 	int ok = 1;
@@ -725,6 +752,11 @@ static int ev_run(elan_ctx_t *c, uint32_t self, int ev, double *faults,
 	case EV_FORK:
 		fork_and_write(l, EVSZ);
 		break;
+	case EV_MPROTECT:
+		dst = ev_buf(v);
+		op1(c, self, OP_GET, dst, (uintptr_t)l, EVSZ);
+		ok = !mprotect(l, EVSZ, PROT_READ);
+		break;
 	case EV_SWAP:
 		madvise(l, EVSZ, MADV_PAGEOUT);
 		ok = resident(l, EVSZ) < EVSZ / PG / 2;
@@ -739,12 +771,17 @@ static int ev_run(elan_ctx_t *c, uint32_t self, int ev, double *faults,
 		break;
 	}
 	k0 = counters(c);
-	t = op1(c, self, OP_GET, l, (uintptr_t)src, EVSZ);
+	if (ev == EV_MPROTECT)
+		t = op1(c, self, OP_GET, dst, (uintptr_t)l, EVSZ);
+	else
+		t = op1(c, self, OP_GET, l, (uintptr_t)src, EVSZ);
 	k1 = counters(c);
 	*faults = (double)(k1.faults - k0.faults) / (EVSZ / PG);
 	*us = t * 1e6 / (EVSZ / PG);
-	if (memcmp(l, src, EVSZ))
+	if (memcmp(l, src, EVSZ) || memcmp(dst, l, EVSZ))
 		die("%s", "events: the get's data differs");
+	if (dst != src)
+		munmap(dst, EVSZ);
 	munmap(l, EVSZ);
 	munmap(src, EVSZ);
 	return ok;
@@ -758,15 +795,15 @@ static int run_events(void)
 	double f[64], u[64];
 	struct stats sf, su;
 	FILE *mf = fopen(PARAM "mode", "r");
-	int ev, i, n = runs > 64 ? 64 : runs;
+	int ev, i, n = runs > 64 ? 64 : runs, fa = param_get("fault_around");
 
 	if (mf) {
 		if (fscanf(mf, "%31s", mode) != 1)
 			strcpy(mode, "?");
 		fclose(mf);
 	}
-	printf("elan_bench events: elan.ko in %s mode; a get of %lu KiB into a buffer after each event, %d runs: median (min-max)\n",
-	       mode, EVSZ / 1024, n);
+	printf("elan_bench events: elan.ko in %s mode, fault_around %d; a get of %lu KiB into a buffer after each event, %d runs: median (min-max)\n",
+	       mode, fa, EVSZ / 1024, n);
 	printf("%-44s %22s %24s\n", "event", "NIC faults/page", "us/page");
 	for (ev = 0; ev < EV_N; ev++) {
 		for (i = 0; i < n; i++)
@@ -777,19 +814,169 @@ static int run_events(void)
 			       "(the event did not happen here)");
 			continue;
 		}
+		/* every run a line: medians are taken over all of them */
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "events_%s_fa%d_%s_faults",
+				 mode, fa, ev_key[ev]);
+			csv(name, PG, f[i], "faults_per_page");
+			snprintf(name, sizeof(name), "events_%s_fa%d_%s_us",
+				 mode, fa, ev_key[ev]);
+			csv(name, PG, u[i], "us_per_page");
+		}
 		sf = stats_of(f, n);
 		su = stats_of(u, n);
 		printf("%-44s %6.3f (%5.3f-%5.3f) %8.1f (%6.1f-%6.1f)\n",
 		       ev_name[ev], sf.med, sf.min, sf.max, su.med, su.min,
 		       su.max);
-		snprintf(name, sizeof(name), "events_%s_%s_faults", mode,
-			 ev_key[ev]);
-		csv(name, PG, sf.med, "faults_per_page");
-		snprintf(name, sizeof(name), "events_%s_%s_us", mode,
-			 ev_key[ev]);
-		csv(name, PG, su.med, "us_per_page");
 	}
 	elan_close(c);
+	return 0;
+}
+
+/* ------------------------------------------------------------ VM costs */
+
+/*
+ * What a VM operation costs the CPU while the NIC holds translations of
+ * the memory it changes: each hook or notifier callback removes or
+ * downgrades entries and shoots the NIC down before the operation goes
+ * on.  A region of VCSZ, CPU-written, small pages, in three states:
+ *
+ *   held    a context open, the NIC holds write translations of every
+ *           page (a get into the region just before each operation);
+ *   none    a context open, the NIC never touched the region (the hooks
+ *           or the notifier run and find nothing);
+ *   noctx   no context in the process (no hooks, no notifier: the
+ *           kernel's own cost).
+ *
+ * The operations, each timed alone, in microseconds per page: mprotect
+ * read-only, mprotect read-write again, fork (the child exits at once:
+ * every private PTE write-protected, then waited for), the CPU's write
+ * faults after that fork (the PTEs made writable again: IOPROC's update
+ * hook refreshes the NIC's translations there), munmap and mmap at the
+ * same address.  Each state is run runs times, alternated; every run is
+ * a CSV line (vmcost_MODE_STATE_OP), the table gives median (min-max).
+ */
+#define VCSZ		(4 * MiB)
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+
+enum { VC_RO, VC_RW, VC_FORK, VC_COW, VC_UNMAP, VC_N };
+static const char *const vc_name[VC_N] = {
+	"mprotect read-only",
+	"mprotect read-write again",
+	"fork (child exits at once)",
+	"CPU write fault after fork (COW)",
+	"munmap + mmap at the same address",
+};
+static const char *const vc_key[VC_N] = {
+	"mprotect_ro", "mprotect_rw", "fork", "cow_write", "munmap_mmap",
+};
+enum { VS_HELD, VS_NONE, VS_NOCTX, VS_N };
+static const char *const vs_key[VS_N] = { "held", "none", "noctx" };
+
+/* the NIC's write translations of every page of @l (a get into it) */
+static void vc_hold(elan_ctx_t *c, uint32_t self, char *l, char *src)
+{
+	if (c)
+		op1(c, self, OP_GET, l, (uintptr_t)src, VCSZ);
+}
+
+static void vc_run(elan_ctx_t *c, uint32_t self, int held, double us[VC_N])
+{
+	const double pages = VCSZ / PG;
+	char *src = small_buf(VCSZ, 0x33), *l = small_buf(VCSZ, 0x33), *p;
+	double t;
+	size_t i;
+	pid_t pid;
+
+	if (!held)
+		c = NULL;	/* none and noctx: the NIC never touches l */
+	vc_hold(c, self, l, src);
+	t = now();
+	if (mprotect(l, VCSZ, PROT_READ))
+		die("mprotect: %s", strerror(errno));
+	us[VC_RO] = (now() - t) * 1e6 / pages;
+	t = now();
+	if (mprotect(l, VCSZ, PROT_READ | PROT_WRITE))
+		die("mprotect: %s", strerror(errno));
+	us[VC_RW] = (now() - t) * 1e6 / pages;
+	vc_hold(c, self, l, src);
+	t = now();
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	waitpid(pid, NULL, 0);
+	us[VC_FORK] = (now() - t) * 1e6 / pages;
+	t = now();
+	for (i = 0; i < VCSZ; i += PG)
+		l[i]++;
+	us[VC_COW] = (now() - t) * 1e6 / pages;
+	vc_hold(c, self, l, src);
+	t = now();
+	munmap(l, VCSZ);
+	p = mmap(l, VCSZ, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	us[VC_UNMAP] = (now() - t) * 1e6 / pages;
+	if (p != l)
+		die("mmap at the same address: %s",
+		    p == MAP_FAILED ? strerror(errno) : "another address");
+	munmap(l, VCSZ);
+	munmap(src, VCSZ);
+}
+
+static int run_vmcost(void)
+{
+	double v[VS_N][VC_N][64];
+	char mode[32] = "?", name[96];
+	int n = runs > 64 ? 64 : runs, s, o, i;
+	FILE *mf = fopen(PARAM "mode", "r");
+	elan_ctx_t *c;
+	uint32_t self;
+	struct stats st;
+	double us[VC_N];
+
+	if (mf) {
+		if (fscanf(mf, "%31s", mode) != 1)
+			strcpy(mode, "?");
+		fclose(mf);
+	}
+	/* no context yet: the kernel alone */
+	for (i = 0; i < n; i++) {
+		vc_run(NULL, 0, 0, us);
+		for (o = 0; o < VC_N; o++)
+			v[VS_NOCTX][o][i] = us[o];
+	}
+	c = open_ctx();
+	self = elan_addr(c);
+	for (i = 0; i < n; i++)
+		for (s = VS_HELD; s <= VS_NONE; s++) {
+			vc_run(c, self, s == VS_HELD, us);
+			for (o = 0; o < VC_N; o++)
+				v[s][o][i] = us[o];
+		}
+	elan_close(c);
+	for (o = 0; o < VC_N; o++)
+		for (s = 0; s < VS_N; s++)
+			for (i = 0; i < n; i++) {
+				snprintf(name, sizeof(name), "vmcost_%s_%s_%s",
+					 mode, vs_key[s], vc_key[o]);
+				csv(name, PG, v[s][o][i], "us_per_page");
+			}
+	printf("elan_bench vmcost: elan.ko in %s mode; %lu KiB region, %d runs: us per page, median (min-max)\n",
+	       mode, VCSZ / 1024, n);
+	printf("%-36s %22s %22s %22s\n", "operation", "NIC holds the pages",
+	       "NIC holds none", "no NIC context");
+	for (o = 0; o < VC_N; o++) {
+		printf("%-36s", vc_name[o]);
+		for (s = 0; s < VS_N; s++) {
+			st = stats_of(v[s][o], n);
+			printf(" %7.2f (%5.2f-%6.2f)", st.med, st.min, st.max);
+		}
+		printf("\n");
+	}
 	return 0;
 }
 
@@ -848,11 +1035,13 @@ int main(int argc, char **argv)
 		return run_memcpy();
 	if (!strcmp(argv[optind], "events"))
 		return run_events();
+	if (!strcmp(argv[optind], "vmcost"))
+		return run_vmcost();
 	if (optind + 1 < argc && !strcmp(argv[optind], "target"))
 		return run_target(argv[optind + 1]);
 	if (optind + 1 < argc && !strcmp(argv[optind], "initiator"))
 		return run_initiator(argv[optind + 1]);
 usage:
-	fprintf(stderr, "usage: elan_bench [-n ITERS] [-l] [-r RUNS] [local | memcpy | events | target DIR | initiator DIR]\n");
+	fprintf(stderr, "usage: elan_bench [-n ITERS] [-l] [-r RUNS] [local | memcpy | events | vmcost | target DIR | initiator DIR]\n");
 	return 2;
 }

@@ -4,16 +4,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
 
 #define LARGE 8192
 
 static void usage(const struct osu *o, const char *prog)
 {
 	if (mt_rank == 0)
-		fprintf(stderr, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP]%s%s%s\n"
+		fprintf(stderr, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP]%s%s%s%s\n"
 			"  sizes %zu:%zu, %d iterations (fewer above 8 KiB), %d warmup\n",
 			prog, o->window ? " [-W WINDOW]" : "", o->window && !o->sync ? " [-T MS]" : "",
+			o->window ? " [-M]" : "",
 			o->sync ? " [-s flush|lock|fence|pscw] [-w allocate|create|dynamic] [-R REGIONS]" : "",
 			o->min, o->max, o->iters, o->warmup);
 }
@@ -25,7 +31,7 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 	int c, bad = 0, help = 0;
 
 	mt_init(argc, argv);
-	while ((c = getopt(*argc, *argv, "m:i:x:W:T:s:w:R:h")) != -1) {
+	while ((c = getopt(*argc, *argv, "m:i:x:W:T:s:w:R:Mh")) != -1) {
 		switch (c) {
 		case 'm':
 			colon = strchr(optarg, ':');
@@ -52,6 +58,7 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 				       strcmp(optarg, "dynamic"));
 			break;
 		case 'R': o->regions = atoi(optarg); bad |= !o->sync || o->regions < 1; break;
+		case 'M': o->remap = 1; bad |= !o->window; break;
 		case 'h': help = 1; break;
 		default: bad = 1;
 		}
@@ -72,6 +79,8 @@ void osu_init(struct osu *o, int *argc, char ***argv, int min_ranks)
 			printf(", %s window", o->win);
 		if (o->regions > 1)
 			printf(", %d regions attached per rank", o->regions);
+		if (o->remap)
+			printf(", buffers re-mapped between iterations");
 		printf("\n");
 		printf("# %-8s%20s\n", "Size", o->column);
 	}
@@ -116,12 +125,46 @@ void osu_row(size_t size, double value)
 		printf("%-10zu%20.2f\n", size, value);
 }
 
+static size_t buffer_len(const struct osu *o)
+{
+	size_t len = o->max < 8 ? 8 : o->max;
+
+	return o->remap ? (len + 4095) & ~(size_t)4095 : len;
+}
+
 void *osu_buffer(const struct osu *o)
 {
 	void *p;
-	size_t len = o->max < 8 ? 8 : o->max;
+	size_t len = buffer_len(o);
 
-	MT_CHECK(posix_memalign(&p, 4096, len) == 0, "posix_memalign(%zu) failed", len);
+	if (o->remap) {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		MT_CHECK(p != MAP_FAILED, "mmap(%zu) failed", len);
+	} else {
+		MT_CHECK(posix_memalign(&p, 4096, len) == 0, "posix_memalign(%zu) failed", len);
+	}
 	memset(p, 'a' + mt_rank % 26, len);
 	return p;
+}
+
+void osu_free(const struct osu *o, void *p)
+{
+	if (o->remap)
+		munmap(p, buffer_len(o));
+	else
+		free(p);
+}
+
+void osu_remap(const struct osu *o, void *p)
+{
+	size_t len = buffer_len(o);
+	void *q;
+
+	if (!o->remap)
+		return;
+	MT_CHECK(munmap(p, len) == 0, "munmap(%zu) failed", len);
+	/* never over a mapping the library made meanwhile */
+	q = mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	MT_CHECK(q == p, "mmap at %p again failed", p);
+	memset(p, 'a' + mt_rank % 26, len);
 }

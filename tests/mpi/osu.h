@@ -15,6 +15,12 @@
  *   -w WIN        one-sided window: allocate, create, dynamic
  *   -R N          -w dynamic: N regions attached per rank (the one the
  *                 operations go to and N - 1 of 4000 B), default 1
+ *   -M            bw tests: the buffers re-mapped between iterations
+ *                 (windows): munmap, mmap at the same address, written
+ *                 by the CPU again, as a buffer freed to the kernel and
+ *                 allocated anew; timed with the transfers (what a NIC
+ *                 that follows the page tables pays; a registration
+ *                 cache would go stale)
  *   -h            help */
 #ifndef OSU_H
 #define OSU_H
@@ -30,6 +36,7 @@ struct osu {
 	const char *sync;       /* RMA tests only (NULL: no -s) */
 	const char *win;        /* RMA tests only: -w allocate (default), create or dynamic */
 	int regions;            /* -w dynamic: regions attached per rank (-R) */
+	int remap;              /* -M: buffers re-mapped between iterations */
 };
 
 /* Parse the options (everyone), print the header (rank 0); exits on -h
@@ -49,7 +56,12 @@ int osu_rounds(const struct osu *o, int n, double warm_secs, int warm);
 void osu_row(size_t size, double value);
 /* Sizes MIN..MAX: 0 then powers of two. */
 #define OSU_SIZES(o, s) for (size_t s = (o)->min; s <= (o)->max; s = s ? s * 2 : 1)
-/* A buffer of MAX bytes (at least 8), page aligned, touched. */
+/* A buffer of MAX bytes (at least 8), page aligned, touched; mapped
+ * apart with -M.  osu_free gives it back. */
 void *osu_buffer(const struct osu *o);
+void osu_free(const struct osu *o, void *p);
+/* -M: P unmapped and mapped again at the same address, touched as new
+ * (nothing without -M). */
+void osu_remap(const struct osu *o, void *p);
 
 #endif

@@ -71,14 +71,20 @@ int main(int argc, char **argv)
 
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
-		for (int i = 0; active && i < w; i++)
+		for (int i = 0; active && i < w; i++) {
 			window(size, o.window, bidir, sender, peer, sbuf, rbuf, req);
+			osu_remap(&o, sbuf);
+			osu_remap(&o, rbuf);
+		}
 		n = osu_rounds(&o, n, MPI_Wtime() - t0, w);
 		/* every pair starts together: the rate is theirs at once */
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
-		for (int i = 0; active && i < n; i++)
+		for (int i = 0; active && i < n; i++) {
 			window(size, o.window, bidir, sender, peer, sbuf, rbuf, req);
+			osu_remap(&o, sbuf);
+			osu_remap(&o, rbuf);
+		}
 #ifdef MBW_MR
 		/* the slowest pair's time: every message counted is done */
 		MPI_Barrier(MPI_COMM_WORLD);
@@ -96,8 +102,8 @@ int main(int argc, char **argv)
 #endif
 	}
 	free(req);
-	free(sbuf);
-	free(rbuf);
+	osu_free(&o, sbuf);
+	osu_free(&o, rbuf);
 	MPI_Finalize();
 	return 0;
 }

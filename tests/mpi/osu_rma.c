@@ -15,7 +15,8 @@
  * buffer and half after: the target's table holds N regions).
  * -s flush (default): one lock, each operation (or window) flushed;
  * lock: lock/unlock around each; fence and pscw: both ranks take turns
- * as origin, as OSU does, and the latency is per turn. */
+ * as origin, as OSU does, and the latency is per turn.  -M (bw only, with
+ * flush or lock): the origin's buffer re-mapped after each window. */
 #include "osu.h"
 
 #include <stdlib.h>
@@ -67,6 +68,8 @@ int main(int argc, char **argv)
 	osu_init(&o, &argc, &argv, 2);
 	if (RMA_OP == RMA_FOP)          /* one 8-byte operation: no sweep */
 		o.min = o.max = 8;
+	if (o.remap && strcmp(o.sync, "flush") && strcmp(o.sync, "lock"))
+		mt_fail("-M re-maps the origin's buffer with -s flush or lock only");
 	buf = osu_buffer(&o);
 	res = osu_buffer(&o);
 	wsize = o.max < 8 ? 8 : o.max;
@@ -135,6 +138,7 @@ int main(int argc, char **argv)
 						MPI_Win_unlock(1, win);
 					else
 						MPI_Win_flush(1, win);
+					osu_remap(&o, buf);	/* -M */
 				}
 				t = MPI_Wtime() - t0;
 				if (!strcmp(s, "flush"))
@@ -197,8 +201,8 @@ int main(int argc, char **argv)
 	MPI_Win_free(&win);
 	if (strcmp(o.win, "allocate"))	/* ours, not MPI's */
 		free(winmem);
-	free(buf);
-	free(res);
+	osu_free(&o, buf);
+	osu_free(&o, res);
 	MPI_Finalize();
 	return 0;
 }
