@@ -53,7 +53,7 @@ UCS_CLASS_DEFINE_DELETE_FUNC(uct_elan_ep_t, uct_ep_t);
 
 
 /* An op descriptor, when the command queue has room */
-#define UCT_ELAN_EP_OP_GET(_iface, _op) \
+#define UCT_ELAN_IFACE_OP_GET(_iface, _op) \
     do { \
         if (ucs_unlikely(!uct_elan_iface_has_tx_resources(_iface))) { \
             if ((_iface)->failed) { \
@@ -65,6 +65,18 @@ UCS_CLASS_DEFINE_DELETE_FUNC(uct_elan_ep_t, uct_ep_t);
         if (ucs_unlikely((_op) == NULL)) { \
             return UCS_ERR_NO_MEMORY; \
         } \
+    } while (0)
+
+/* The same for an operation of the ep: not while its pending requests
+ * wait (a new op must not overtake them), unless one of them, at their
+ * head, is the caller */
+#define UCT_ELAN_EP_OP_GET(_ep, _iface, _op) \
+    do { \
+        if (ucs_unlikely(!ucs_arbiter_group_is_empty(&(_ep)->arb_group) && \
+                         !(_ep)->in_pending && !(_iface)->failed)) { \
+            return UCS_ERR_NO_RESOURCE; \
+        } \
+        UCT_ELAN_IFACE_OP_GET(_iface, _op); \
     } while (0)
 
 
@@ -105,7 +117,7 @@ ucs_status_t uct_elan_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     ucs_status_t status;
 
     UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "put_short");
-    UCT_ELAN_EP_OP_GET(iface, op);
+    UCT_ELAN_EP_OP_GET(ep, iface, op);
     uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, ELAN_OP_PUT, NULL);
     memcpy(uct_elan_op_data(op), buffer, length);
     status = uct_elan_ep_op_posted(ep, op,
@@ -125,7 +137,7 @@ ssize_t uct_elan_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     ucs_status_t status;
     size_t length;
 
-    UCT_ELAN_EP_OP_GET(iface, op);
+    UCT_ELAN_EP_OP_GET(ep, iface, op);
     uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, ELAN_OP_PUT, NULL);
     length = pack_cb(uct_elan_op_data(op), arg);
     ucs_assertv(length <= iface->config.seg_size, "length=%zu", length);
@@ -158,7 +170,7 @@ uct_elan_ep_zcopy(uct_ep_h tl_ep, uint8_t elan_op, const uct_iov_t *iov,
     UCT_CHECK_IOV_SIZE(iovcnt, 1ul, name);
     UCT_CHECK_LENGTH(length, 0, UCT_ELAN_MAX_ZCOPY, name);
     UCT_SKIP_ZERO_LENGTH(length);
-    UCT_ELAN_EP_OP_GET(iface, op);
+    UCT_ELAN_EP_OP_GET(ep, iface, op);
     uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, elan_op, comp);
     if (elan_op == ELAN_OP_PUT) {
         ret = elan_put(iface->ctx, ep->dst, iov[0].buffer, remote_addr,
@@ -200,7 +212,7 @@ ucs_status_t uct_elan_ep_get_bcopy(uct_ep_h tl_ep,
     ucs_status_t status;
 
     UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "get_bcopy");
-    UCT_ELAN_EP_OP_GET(iface, op);
+    UCT_ELAN_EP_OP_GET(ep, iface, op);
     uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_GET_BCOPY, ELAN_OP_GET, comp);
     op->unpack_cb  = unpack_cb;
     op->unpack_arg = arg;
@@ -251,7 +263,7 @@ ucs_status_t uct_elan_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
 
     UCT_CHECK_AM_ID(id);
     UCT_CHECK_LENGTH(length + sizeof(header), 0, ELAN_SEND_MAX, "am_short");
-    UCT_ELAN_EP_OP_GET(iface, op);
+    UCT_ELAN_EP_OP_GET(ep, iface, op);
     uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, ELAN_OP_SEND, NULL);
     uct_am_short_fill_data(uct_elan_op_data(op), header, payload, length);
     status = uct_elan_ep_am_send(ep, op, id, length + sizeof(header), "SHORT");
@@ -271,7 +283,7 @@ ssize_t uct_elan_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     size_t length;
 
     UCT_CHECK_AM_ID(id);
-    UCT_ELAN_EP_OP_GET(iface, op);
+    UCT_ELAN_EP_OP_GET(ep, iface, op);
     uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, ELAN_OP_SEND, NULL);
     length = pack_cb(uct_elan_op_data(op), arg);
     ucs_assertv(length <= ELAN_SEND_MAX, "length=%zu", length);
@@ -323,7 +335,7 @@ uct_elan_ep_atomic(uct_ep_h tl_ep, int size, enum elan_atomic_op aop,
         type = (size == 4) ? UCT_ELAN_OP_FETCH32 : UCT_ELAN_OP_FETCH64;
     }
 
-    UCT_ELAN_EP_OP_GET(iface, op);
+    UCT_ELAN_EP_OP_GET(ep, iface, op);
     uct_elan_ep_op_init(op, ep, type, ELAN_OP_ATOMIC, comp);
     op->result = result;
     if (size == 4) {
@@ -422,7 +434,7 @@ ucs_status_t uct_elan_ep_flush(uct_ep_h tl_ep, unsigned flags,
     }
 
     if (comp != NULL) {
-        UCT_ELAN_EP_OP_GET(iface, op);
+        UCT_ELAN_IFACE_OP_GET(iface, op);
         uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, ELAN_OP_FENCE, comp);
         status = uct_elan_ep_op_posted(ep, op,
                                        elan_fence(iface->ctx, (uintptr_t)op,
@@ -455,7 +467,7 @@ ucs_status_t uct_elan_ep_fence(uct_ep_h tl_ep, unsigned flags)
         return UCS_OK;
     }
 
-    UCT_ELAN_EP_OP_GET(iface, op);
+    UCT_ELAN_IFACE_OP_GET(iface, op);
     uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_PLAIN, ELAN_OP_FENCE, NULL);
     status = uct_elan_ep_op_posted(ep, op,
                                    elan_fence(iface->ctx, (uintptr_t)op, 0));
@@ -478,7 +490,7 @@ ucs_status_t uct_elan_ep_check(uct_ep_h tl_ep, unsigned flags,
     uct_elan_op_t *op;
 
     UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
-    UCT_ELAN_EP_OP_GET(iface, op);
+    UCT_ELAN_IFACE_OP_GET(iface, op);
     uct_elan_ep_op_init(op, ep, UCT_ELAN_OP_CHECK, ELAN_OP_PUT, NULL);
     return uct_elan_ep_op_posted(ep, op,
                                  elan_put(iface->ctx, ep->dst, NULL, 0, 0,
