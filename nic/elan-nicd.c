@@ -167,6 +167,43 @@ static void broken_napdrop(void)
 		}
 	}
 }
+
+/*
+ * Broken on purpose (nic/elan-nicd-broken, tests only):
+ * ELAN_NICD_BROKEN=stalled leaves status.nic_stalled of a context set
+ * once it was set (an op of it waited), as a NIC that forgot to clear it
+ * would: its posters no longer ring, so a command posted while the NIC
+ * sleeps waits for the next heartbeat.  tests/nic/ivsh_test's wake-up
+ * test must fail on it.
+ */
+static void broken_stalled(void)
+{
+	static uint32_t was[ELAN_MAX_NODES];
+	static int on = -1;
+	struct nicd_ctx *c;
+	uint32_t i, m;
+
+	if (on < 0) {
+		const char *b = getenv("ELAN_NICD_BROKEN");
+
+		on = b && !strcmp(b, "stalled");
+		if (on)
+			nicd_logf(&nic, NICD_LOG_WARN,
+				  "BROKEN ON PURPOSE (ELAN_NICD_BROKEN=stalled): nic_stalled never cleared");
+	}
+	if (!on)
+		return;
+	for (i = 0; i < nic.nodes; i++) {
+		if (!nic.node[i].up)
+			continue;
+		nicd_for_each_active_ctx(&nic.node[i], c, m) {
+			if (LOAD(&c->map.status->nic_stalled))
+				was[i] |= 1u << c->idx;
+			if (was[i] & (1u << c->idx))
+				STORE(&c->map.status->nic_stalled, 1u);
+		}
+	}
+}
 #endif
 
 /*
@@ -425,6 +462,9 @@ int main(int argc, char **argv)
 			uint64_t t = nicd_next_timeout(&nic);
 			int ms;
 
+#ifdef NICD_BROKEN_NAP
+			broken_stalled();
+#endif
 			if (t > hb_ns)
 				t = hb_ns;
 			if (fabric_on && t > fabric_next_timeout(now))

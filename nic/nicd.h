@@ -124,6 +124,7 @@ struct nicd_ctx {
 	uint8_t space_want;	/* this step: an op found a ring of ours full */
 	uint8_t sent_away;	/* this step: a message to another host done */
 	uint32_t waiting_pub;	/* the status page's nic_waiting */
+	uint8_t stalled_pub;	/* the status page's nic_stalled */
 	struct nicd_op op;
 	/* the last remote target it resolved (nicd_remote.c): the next op
 	 * to it skips the RESOLVE round trip; the owner checks every
