@@ -435,8 +435,21 @@ int main(int argc, char **argv)
 			streaming = 0;
 			naps++;
 			nicd_trace(&nic, 'N', 0, 0, 0, spell_queued);
+			/*
+			 * Only the posters of the stream nap with us: any
+			 * other context (the receiver's reply that ends an
+			 * osu_mbw_mr window waited for the nap's end: 30-55
+			 * us per window in nicd traces) sees nic_sleeping
+			 * and rings.  (A command it posted just before the
+			 * flag was seen waits for the nap's end at most, as
+			 * every command did before; a step here to find it
+			 * cut the naps short and the stream fell apart into
+			 * a doorbell per command.)
+			 */
+			nicd_set_napping(&nic);
 			if (poll_events_ns(nap_ns))
 				last_work = nicd_now_mono();
+			nicd_set_sleeping(&nic, 0);
 			last_poll = nicd_now_mono();
 #ifdef NICD_BROKEN_NAP
 			broken_napdrop();

@@ -382,6 +382,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 			slot = elan_cmdq_slot(c->map.cmdq, c->cmd_tail);
 			if (LOAD(&slot->seq) == elan_ring_seq(c->cmd_tail))
 				n->cmds_queued++;
+			c->posted = 1;
 			STORE_REL(&c->map.status->cmd_tail, c->cmd_tail);
 			c->ev_reserved++;
 			memset((uint8_t *)&c->op + sizeof(c->op.cmd), 0,
