@@ -167,6 +167,43 @@ static void broken_napdrop(void)
 		}
 	}
 }
+
+/*
+ * Broken on purpose (nic/elan-nicd-broken, tests only):
+ * ELAN_NICD_BROKEN=stalled leaves status.nic_stalled of a context set
+ * once it was set (an op of it waited), as a NIC that forgot to clear it
+ * would: its posters no longer ring, so a command posted while the NIC
+ * sleeps waits for the next heartbeat.  tests/nic/ivsh_test's wake-up
+ * test must fail on it.
+ */
+static void broken_stalled(void)
+{
+	static uint32_t was[ELAN_MAX_NODES];
+	static int on = -1;
+	struct nicd_ctx *c;
+	uint32_t i, m;
+
+	if (on < 0) {
+		const char *b = getenv("ELAN_NICD_BROKEN");
+
+		on = b && !strcmp(b, "stalled");
+		if (on)
+			nicd_logf(&nic, NICD_LOG_WARN,
+				  "BROKEN ON PURPOSE (ELAN_NICD_BROKEN=stalled): nic_stalled never cleared");
+	}
+	if (!on)
+		return;
+	for (i = 0; i < nic.nodes; i++) {
+		if (!nic.node[i].up)
+			continue;
+		nicd_for_each_active_ctx(&nic.node[i], c, m) {
+			if (LOAD(&c->map.status->nic_stalled))
+				was[i] |= 1u << c->idx;
+			if (was[i] & (1u << c->idx))
+				STORE(&c->map.status->nic_stalled, 1u);
+		}
+	}
+}
 #endif
 
 /*
@@ -380,20 +417,39 @@ int main(int argc, char **argv)
 		 * posted now waits for the nap's end at most), then take in
 		 * one go what was posted meanwhile.  A ping-pong never has a
 		 * command queued behind another and sleeps as before; a nap
-		 * that brings no work ends the stream.
+		 * that brings no work ends the stream.  Nor does a stream
+		 * whose op waits for ring space nap: its consumer rings once
+		 * it made room, but only if we sleep (nic_waiting): a nap
+		 * made the next messages wait for its end (nicd traces of
+		 * osu_mbw_mr: a 55 us nap after every 32 sends, the
+		 * receiver's ring, with the room made long before).
 		 */
 		if (nap_ns && now - last_work >= lag_ns && spell != last_work) {
 			spell = last_work;
 			spell_queued = nic.cmds_queued - queued_mark;
-			streaming = spell_queued >= cfg.stream_cmds;
+			streaming = spell_queued >= cfg.stream_cmds &&
+				    !nic.backpressure;
 			queued_mark = nic.cmds_queued;
 		}
 		if (streaming) {
 			streaming = 0;
 			naps++;
 			nicd_trace(&nic, 'N', 0, 0, 0, spell_queued);
+			/*
+			 * Only the posters of the stream nap with us: any
+			 * other context (the receiver's reply that ends an
+			 * osu_mbw_mr window waited for the nap's end: 30-55
+			 * us per window in nicd traces) sees nic_sleeping
+			 * and rings.  (A command it posted just before the
+			 * flag was seen waits for the nap's end at most, as
+			 * every command did before; a step here to find it
+			 * cut the naps short and the stream fell apart into
+			 * a doorbell per command.)
+			 */
+			nicd_set_napping(&nic);
 			if (poll_events_ns(nap_ns))
 				last_work = nicd_now_mono();
+			nicd_set_sleeping(&nic, 0);
 			last_poll = nicd_now_mono();
 #ifdef NICD_BROKEN_NAP
 			broken_napdrop();
@@ -425,6 +481,9 @@ int main(int argc, char **argv)
 			uint64_t t = nicd_next_timeout(&nic);
 			int ms;
 
+#ifdef NICD_BROKEN_NAP
+			broken_stalled();
+#endif
 			if (t > hb_ns)
 				t = hb_ns;
 			if (fabric_on && t > fabric_next_timeout(now))

@@ -123,7 +123,9 @@ struct nicd_ctx {
 	uint8_t blocked;	/* waits for ring space (polled) */
 	uint8_t space_want;	/* this step: an op found a ring of ours full */
 	uint8_t sent_away;	/* this step: a message to another host done */
+	uint8_t posted;		/* since the last nap or sleep: a command taken */
 	uint32_t waiting_pub;	/* the status page's nic_waiting */
+	uint8_t stalled_pub;	/* the status page's nic_stalled */
 	struct nicd_op op;
 	/* the last remote target it resolved (nicd_remote.c): the next op
 	 * to it skips the RESOLVE round trip; the owner checks every
@@ -352,6 +354,14 @@ int nicd_step(struct nicd *n, struct nicd_engine *e);
 /* Set or clear nic_sleeping in every header and status page (with a full
  * fence after setting). */
 void nicd_set_sleeping(struct nicd *n, int on);
+/*
+ * Before a nap in a stream: nic_sleeping set in the status page of every
+ * context that posted nothing since the last nap or sleep, so that its
+ * next command rings and ends the nap (a receiver's reply); the posters
+ * of the stream, ahead of the NIC, still post without ringing (full
+ * fence after).  nicd_set_sleeping(n, 0) ends it.
+ */
+void nicd_set_napping(struct nicd *n);
 
 /* ns until the library needs a step without any doorbell (a fault
  * timeout, a ring it polls for space, the ctl rescan), UINT64_MAX if

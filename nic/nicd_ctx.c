@@ -128,8 +128,10 @@ static void ctx_adopt(struct nicd *n, struct nicd_ctx *c, uint32_t gen)
 	c->blocked = 0;
 	c->space_want = 0;
 	c->waiting_pub = 0;
+	c->stalled_pub = 0;
 	c->state = ELAN_CTX_ACTIVE;
 	STORE(&c->map.status->nic_waiting, 0u);
+	STORE(&c->map.status->nic_stalled, 0u);
 	STORE(&c->map.status->node, nd->id);
 	STORE(&c->map.status->ctx, c->idx);
 	STORE(&c->map.status->cmd_tail, 0u);

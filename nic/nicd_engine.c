@@ -382,6 +382,7 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 			slot = elan_cmdq_slot(c->map.cmdq, c->cmd_tail);
 			if (LOAD(&slot->seq) == elan_ring_seq(c->cmd_tail))
 				n->cmds_queued++;
+			c->posted = 1;
 			STORE_REL(&c->map.status->cmd_tail, c->cmd_tail);
 			c->ev_reserved++;
 			memset((uint8_t *)&c->op + sizeof(c->op.cmd), 0,
@@ -424,12 +425,19 @@ static int ctx_run(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
  * of its rings full in this step.  A newly set flag is fenced and counts
  * as work, so the rings are looked at once more before the NIC may sleep
  * (the consumer stores its head, fences, then reads the flag).
+ *
+ * And status.nic_stalled: set while the context's op waits (its target's
+ * ring, a fault answer, its own event ring: each wait ends by a doorbell
+ * of someone else or a timeout), so posters behind it do not ring; it is
+ * cleared here, before the NIC announces sleep and looks at the queues
+ * once more, as soon as the op no longer waits.
  */
 static int publish_waiting(struct nicd *n)
 {
 	struct nicd_ctx *c;
 	uint32_t i, m;
 	int newly = 0;
+	uint8_t st;
 
 	for (i = 0; i < n->nodes; i++) {
 		struct nicd_node *nd = &n->node[i];
@@ -437,6 +445,15 @@ static int publish_waiting(struct nicd *n)
 		if (!nd->up)
 			continue;
 		nicd_for_each_active_ctx(nd, c, m) {
+			st = c->blocked ||
+			     (c->has_op && c->op.w.kind != NICD_W_NONE);
+			if (st != c->stalled_pub) {
+				c->stalled_pub = st;
+				STORE(&c->map.status->nic_stalled, (uint32_t)st);
+				/* cleared: fenced, and the queue looked at
+				 * again before any sleep */
+				newly |= !st;
+			}
 			if (c->space_want && !c->waiting_pub) {
 				if (++n->wait_seq == 0)
 					n->wait_seq = 1;

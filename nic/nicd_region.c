@@ -440,12 +440,35 @@ void nicd_set_sleeping(struct nicd *n, int on)
 			continue;
 		__atomic_store_n(&nd->hdr->nic_sleeping, n->sleeping,
 				 __ATOMIC_RELAXED);
-		nicd_for_each_active_ctx(nd, c, m)
+		nicd_for_each_active_ctx(nd, c, m) {
 			__atomic_store_n(&c->map.status->nic_sleeping,
 					 n->sleeping, __ATOMIC_RELAXED);
+			if (on)
+				c->posted = 0;
+		}
 	}
 	if (on)
 		atomic_thread_fence(memory_order_seq_cst);
+}
+
+void nicd_set_napping(struct nicd *n)
+{
+	struct nicd_ctx *c;
+	uint32_t i, m;
+
+	for (i = 0; i < n->nodes; i++) {
+		struct nicd_node *nd = &n->node[i];
+
+		if (!nd->up)
+			continue;
+		nicd_for_each_active_ctx(nd, c, m) {
+			__atomic_store_n(&c->map.status->nic_sleeping,
+					 (uint32_t)!c->posted,
+					 __ATOMIC_RELAXED);
+			c->posted = 0;
+		}
+	}
+	atomic_thread_fence(memory_order_seq_cst);
 }
 
 void nicd_heartbeat(struct nicd *n)

@@ -30,6 +30,7 @@ struct elan_ctx {
 	uint32_t recv_seen;			/* last published ctl->recv_seen */
 	unsigned int batch;			/* elan_batch_begin() depth */
 	unsigned int batch_held;		/* BATCH_POSTED | BATCH_ROOM */
+	uint32_t batch_first;			/* first command posted in it */
 };
 
 /* what a batch held back: a command, and room made in a ring */
@@ -184,7 +185,8 @@ static int stopped(const elan_ctx_t *c)
 /*
  * Write the command into its slot, seq last with release; then, after a
  * full fence (the NIC sets nic_sleeping and then looks at the queue once
- * more), ring the doorbell only if the NIC sleeps.
+ * more), ring the doorbell only if the NIC sleeps and nothing else will
+ * make it look at this command (elan_doorbell_needed()).
  */
 int elan_post(elan_ctx_t *c, const struct elan_cmd *cmd)
 {
@@ -210,11 +212,13 @@ int elan_post(elan_ctx_t *c, const struct elan_cmd *cmd)
 	STORE_REL(&slot->seq, elan_ring_seq(pos));
 	c->cmd_pos = pos + 1;
 	if (c->batch) {
+		if (!(c->batch_held & BATCH_POSTED))
+			c->batch_first = pos;
 		c->batch_held |= BATCH_POSTED;
 		return 0;
 	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (LOAD(&c->status->nic_sleeping))
+	if (elan_doorbell_needed(c->status, pos, pos + 1))
 		ioctl(c->fd, ELAN_IOC_DOORBELL);
 	return 0;
 }
@@ -237,8 +241,10 @@ void elan_batch_end(elan_ctx_t *c)
 	held = c->batch_held;
 	c->batch_held = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (LOAD(&c->status->nic_sleeping) &&
-	    ((held & BATCH_POSTED) || LOAD(&c->status->nic_waiting)))
+	if (((held & BATCH_POSTED) &&
+	     elan_doorbell_needed(c->status, c->batch_first, c->cmd_pos)) ||
+	    ((held & BATCH_ROOM) && LOAD(&c->status->nic_waiting) &&
+	     LOAD(&c->status->nic_sleeping)))
 		ioctl(c->fd, ELAN_IOC_DOORBELL);
 }
 

@@ -12,9 +12,12 @@
  *
  * Fast path: posting a command and reading an event are plain memory
  * accesses, with no system call; the library rings the doorbell (one
- * ioctl) only when the NIC has said it is asleep: after posting, and
- * after consuming an event or a message while the NIC waits for room in
- * this context's rings (status.nic_waiting).
+ * ioctl) only when the NIC has said it is asleep: after posting the
+ * first command the sleeping NIC has not seen (not for the commands
+ * behind it, nor while the NIC is stalled on this queue:
+ * elan_doorbell_needed() in elan_uapi.h), and after consuming an event
+ * or a message while the NIC waits for room in this context's rings
+ * (status.nic_waiting).
  *
  * Errors: functions return 0 (or a count) on success and a negative errno
  * value on failure; they do not set errno.  The NIC's own status codes

@@ -161,7 +161,14 @@ struct elan_user_status {
 	 * that never sets it polls the rings instead.)
 	 */
 	__u32 nic_waiting;
-	__u32 pad[1017];
+	/*
+	 * Nonzero while the NIC's current operation of this context waits
+	 * (ring space at its target, a fault answer, its own event ring):
+	 * the NIC comes back to this queue by itself when that wait ends,
+	 * so a command posted behind it needs no doorbell.
+	 */
+	__u32 nic_stalled;
+	__u32 pad[1016];
 };
 
 enum elan_ctx_state {
@@ -203,6 +210,33 @@ static inline struct elan_recv_hdr *elan_recvq_slot(void *recvq, __u32 pos)
 	return (struct elan_recv_hdr *)((char *)recvq +
 		(unsigned long)(pos & (ELAN_RECVQ_ENTRIES - 1)) * ELAN_RECV_SLOT);
 }
+
+#ifndef __KERNEL__
+/*
+ * After posting the commands at positions [first, end) and a full fence:
+ * must the poster ring the doorbell?  Only when the NIC sleeps, is not
+ * stalled on this queue (above), and some of these commands but none
+ * posted before them is still queued: an older queued command was posted
+ * under this same rule, so its poster rang, or the NIC was awake and
+ * looks at the queue again after it announces sleep (it sets
+ * nic_sleeping, fences, then looks), or it is stalled on this queue.
+ * Ringing for every command while the NIC sleeps cost a doorbell (a
+ * system call and a device exit in a guest) for each command posted
+ * while the first doorbell was waking it, or while it waited for a
+ * receiver to make room.
+ */
+static inline int elan_doorbell_needed(const struct elan_user_status *st,
+				       __u32 first, __u32 end)
+{
+	__u32 tail;
+
+	if (!__atomic_load_n(&st->nic_sleeping, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&st->nic_stalled, __ATOMIC_RELAXED))
+		return 0;
+	tail = __atomic_load_n(&st->cmd_tail, __ATOMIC_ACQUIRE);
+	return (__u32)(tail - first) < (__u32)(end - first);
+}
+#endif
 
 /* mmap offsets of the two areas (multiples of the page size). */
 #define ELAN_MMAP_CMD		0

@@ -165,11 +165,15 @@ int guest_ram(struct guest *gg, struct th_node *tn, uint32_t node,
 
 int guest_post(struct guest *gg, struct th_ctx *c, const struct elan_cmd *cmd)
 {
+	uint32_t pos = c->cmd_pos;
+
 	if (th_post(c, cmd) < 0)
 		return -1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->map.status->nic_sleeping, __ATOMIC_RELAXED))
+	if (elan_doorbell_needed(c->map.status, pos, c->cmd_pos)) {
 		guest_conn_ring(gg, ELAN_DB_WORK);
+		gg->work_rings++;
+	}
 	return 0;
 }
 

@@ -21,6 +21,7 @@ struct guest {
 	int db[ELAN_NR_IRQS];		/* to nicd */
 	int irq[ELAN_NR_IRQS];		/* from nicd (non-blocking) */
 	struct elan_hw_header *hdr;
+	unsigned long work_rings;	/* doorbells rung by guest_post */
 };
 
 /*
@@ -41,7 +42,7 @@ void guest_conn_close(struct guest *gg, struct th_node *tn);
 int guest_ram(struct guest *gg, struct th_node *tn, uint32_t node,
 	      uint64_t size, const char *tag);
 /* Post cmd on c as libelan would: seq, full fence, doorbell if the NIC
- * sleeps.  0, or -1 when the queue is full. */
+ * needs one (elan_doorbell_needed()).  0, or -1 when the queue is full. */
 int guest_post(struct guest *gg, struct th_ctx *c, const struct elan_cmd *cmd);
 /* Attach context idx of node through the fake driver and ring for it;
  * the context once nicd made it active (within 1 s), or NULL. */

@@ -300,10 +300,12 @@ static int test_transfers(void)
  * outstanding while the receiver drains its ring, 4000 messages of 1-64
  * bytes, each burst in two parts with a pause between (so the second
  * part is posted while nicd naps).  elan-nicd takes such bursts and naps
- * between them (--nap-us) instead of sleeping: every message must still
- * arrive exactly once, in the order posted, with its bytes, and every
- * send must complete in order.  (test_trace then checks that nicd
- * napped.)
+ * between them (--nap-us) instead of sleeping, unless a send waits for
+ * room in the receiver's ring (then it sleeps, and the receiver rings):
+ * so the second half of the stream keeps at most a ring's worth
+ * outstanding.  Every message must still arrive exactly once, in the
+ * order posted, with its bytes, and every send must complete in order.
+ * (test_trace then checks that nicd napped.)
  */
 static int test_stream(void)
 {
@@ -314,11 +316,13 @@ static int test_stream(void)
 	struct elan_recv_hdr h;
 	struct elan_event ev;
 	double t0 = now_s();
+	unsigned long rings0 = g[0].work_rings, half = 0;
 
 	CHECK(a && b, "attach: the NIC did not take up the contexts");
 	th_preload(a, th_va(a, 0), WIN * 64);
 	while (delivered < N || events < N) {
-		while (posted < N && posted - events < WIN) {
+		while (posted < N &&
+		       posted - events < (posted < N / 2 ? WIN : ELAN_RECVQ_ENTRIES)) {
 			uint32_t len = 1 + posted % 64;
 			struct elan_cmd cmd;
 
@@ -330,6 +334,8 @@ static int test_stream(void)
 			cmd.cookie = posted;
 			if (post(a, &cmd) < 0)
 				break;
+			if (posted == N / 2)
+				half = g[0].work_rings;
 			/* a pause in the middle of the burst: the rest is
 			 * posted while nicd naps after the first part */
 			if (++posted % (WIN / 2) == 0) {
@@ -361,6 +367,106 @@ static int test_stream(void)
 		      posted, events, delivered, N);
 	}
 	CHECK(events == N, "%u completions for %d sends", events, N);
+	printf("# stream: %.3f doorbells per send (%lu, %lu in the halves)\n",
+	       (double)(g[0].work_rings - rings0) / N, half - rings0, g[0].work_rings - half);
+	return 0;
+}
+
+/* Take b's messages as libelan does: release, then ring if the NIC waits
+ * for that room and sleeps.  How many came in order (tag = k + first,
+ * k bytes of k + first), or -1 at the first out of place. */
+static int drain_in_order(struct th_ctx *b, uint32_t first)
+{
+	struct elan_recv_hdr h;
+	uint8_t got[ELAN_RECV_SLOT];
+	int k = 0;
+
+	while (th_poll_recv(b, &h, got)) {
+		if (h.tag != first + (uint32_t)k || h.len != 8 ||
+		    got[0] != (uint8_t)(first + (uint32_t)k))
+			return -1;
+		k++;
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (k && b->map.status->nic_waiting && b->map.status->nic_sleeping)
+		doorbell(1, ELAN_DB_WORK);
+	return k;
+}
+
+static int send8(struct th_ctx *a, struct th_ctx *b, uint32_t k)
+{
+	uint8_t msg[8];
+	struct elan_cmd cmd;
+
+	memset(msg, (uint8_t)k, sizeof(msg));
+	th_write_mem(a, th_va(a, (k % 64) * 64), msg, sizeof(msg));
+	cmd = th_cmd(ELAN_OP_SEND, th_addr(b), th_va(a, (k % 64) * 64), 0, sizeof(msg));
+	cmd.tag = k;
+	cmd.cookie = k;
+	return post(a, &cmd);
+}
+
+/*
+ * Doorbells only where needed (elan_doorbell_needed()): sends that wait
+ * for room at a receiver that takes nothing stall the sender's queue
+ * (status.nic_stalled), and what is posted behind them while the NIC
+ * sleeps rings no doorbell; once the receiver takes its messages, every
+ * one arrives in order.  Then the NIC sleeps between single sends, and
+ * each must be taken at once: a poster that wrongly stays silent leaves
+ * its command to the NIC's own 250 ms poll (a lost wake-up).
+ */
+static int test_wakeups(void)
+{
+	enum { FILL = ELAN_RECVQ_ENTRIES + 1, BEHIND = 16, PINGS = 10 };
+	struct th_ctx *a = attach(0, 7, 79, 16), *b = attach(1, 8, 79, 16);
+	uint32_t k, got = 0, events = 0;
+	unsigned long rings;
+	struct elan_event ev;
+	double t0, worst = 0;
+	int d;
+
+	CHECK(a && b, "attach: the NIC did not take up the contexts");
+	th_preload(a, th_va(a, 0), 64 * 64);
+	for (k = 0; k < FILL; k++)
+		CHECK(send8(a, b, k) == 0, "post %u", k);
+	usleep(20000);
+	CHECK(a->map.status->nic_sleeping && a->map.status->nic_stalled,
+	      "after 20 ms with a send waiting for room: sleeping %u, stalled %u",
+	      a->map.status->nic_sleeping, a->map.status->nic_stalled);
+	rings = g[0].work_rings;
+	for (; k < FILL + BEHIND; k++)
+		CHECK(send8(a, b, k) == 0, "post %u", k);
+	CHECK(g[0].work_rings == rings, "%lu doorbells for %d sends posted behind a stalled one",
+	      g[0].work_rings - rings, BEHIND);
+	t0 = now_s();
+	while ((got < k || events < k) && now_s() - t0 < 10) {
+		d = drain_in_order(b, got);
+		CHECK(d >= 0, "message %u: dropped or reordered", got);
+		got += (uint32_t)d;
+		while (th_poll_ev(a, &ev)) {
+			CHECK(ev.status == ELAN_OK && ev.cookie == events,
+			      "send %u: completion of cookie %llu, status %u", events,
+			      (unsigned long long)ev.cookie, ev.status);
+			events++;
+		}
+	}
+	CHECK(got == k && events == k, "after 10 s: %u of %u messages, %u completions", got, k,
+	      events);
+	for (; k < FILL + BEHIND + PINGS; k++) {
+		usleep(5000);	/* the NIC falls asleep (spin 100 us) */
+		CHECK(a->map.status->nic_sleeping, "the NIC is awake after 5 ms idle");
+		CHECK(send8(a, b, k) == 0, "post %u", k);
+		t0 = now_s();
+		CHECK(wait_ev(a, &ev, 1) && ev.status == ELAN_OK && ev.cookie == k,
+		      "send %u posted while the NIC slept: no completion in 1 s", k);
+		if (now_s() - t0 > worst)
+			worst = now_s() - t0;
+		CHECK(now_s() - t0 < 0.1,
+		      "send %u posted while the NIC slept was taken after %.0f ms: a lost wake-up",
+		      k, (now_s() - t0) * 1e3);
+		CHECK(drain_in_order(b, k) == 1, "message %u not received in its place", k);
+	}
+	printf("# wake-ups: slowest single send %.2f ms\n", worst * 1e3);
 	return 0;
 }
 
@@ -537,6 +643,8 @@ int main(int argc, char **argv)
 		       test_transfers());
 		result("a stream of 4000 small sends across naps: none lost, none reordered",
 		       test_stream());
+		result("doorbells only where needed: none behind a stalled send, every wake-up kept",
+		       test_wakeups());
 		r = test_sleep_and_irq(idle, &cpu);
 		result("sleeps when idle, doorbell wakes it, armed event interrupt", r);
 		if (cpu >= 0)
