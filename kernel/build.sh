@@ -66,7 +66,8 @@ if [ ! -r "$tarball" ]; then
 	exit 1
 fi
 
-# The key names exactly what goes into the image.
+# The key names exactly what goes into the image: this script too, but
+# not which kernel is the default (flipping it rebuilds nothing).
 patches=()
 while read -r p; do
 	p=${p%%#*}
@@ -74,7 +75,7 @@ while read -r p; do
 	[ -n "$p" ] && patches+=("$here/$kver/patches/$p")
 done < "$here/$kver/series"
 key=$( (stat -c '%s %Y' "$tarball"; cat "$here/$kver/series" "${patches[@]}" \
-	$fragments "$0") | sha256sum | cut -c1-16)
+	$fragments; sed '/^default_kernel=/d' "$0") | sha256sum | cut -c1-16)
 art="$cache/artifacts/$flavour-$kver-$key"
 # Out-of-tree modules build against $art/build: its config must still be
 # the image's, or they are built for another struct layout.
