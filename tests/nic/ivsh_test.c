@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,9 +143,12 @@ static int setup_ram(int i)
 
 static char trace_path[128];
 
+static cpu_set_t nicd_cpus;
+static int nicd_pinned;
+
 static int start_nicd(const char *prog)
 {
-	char spec[NODES][256], logf[128], *argv[2 * NODES + 8];
+	char spec[NODES][256], logf[128], *argv[2 * NODES + 10];
 	int pfd[2], a = 0, i;
 	char line[256];
 	FILE *f;
@@ -164,13 +168,43 @@ static int start_nicd(const char *prog)
 	argv[a++] = "2000";
 	argv[a++] = "--trace";
 	argv[a++] = trace_path;
+	/* on a CPU of its own (below), as beside the guests' vCPUs */
+	argv[a++] = "--place";
+	argv[a++] = "0";
 	argv[a] = NULL;
 	if (pipe(pfd) < 0)
 		return -1;
+	/*
+	 * The test on one CPU, nicd on another, when there are two: a
+	 * real-time nicd that wakes on the test's CPU preempts it at every
+	 * doorbell, takes the one command posted and sleeps again (its
+	 * consumer, this test, is not running), so a stream never gets
+	 * ahead of it and never naps (the stream test's broken nicd,
+	 * napdrop, then went uncaught).
+	 */
+	{
+		cpu_set_t all, one;
+		int c, k = 0;
+
+		if (sched_getaffinity(0, sizeof(all), &all) == 0 && CPU_COUNT(&all) >= 2) {
+			for (c = 0; c < CPU_SETSIZE; c++)
+				if (CPU_ISSET(c, &all) && k++ == 0) {
+					CPU_ZERO(&one);
+					CPU_SET(c, &one);
+					CPU_CLR(c, &all);
+					sched_setaffinity(0, sizeof(one), &one);
+					break;
+				}
+			nicd_cpus = all;
+			nicd_pinned = 1;
+		}
+	}
 	nicd_pid = fork();
 	if (nicd_pid == 0) {
 		/* nicd dies with this test, even if the test crashes */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (nicd_pinned)
+			sched_setaffinity(0, sizeof(nicd_cpus), &nicd_cpus);
 		dup2(pfd[1], 1);
 		close(pfd[0]);
 		execv(prog, argv);
@@ -321,8 +355,13 @@ static int test_stream(void)
 	CHECK(a && b, "attach: the NIC did not take up the contexts");
 	th_preload(a, th_va(a, 0), WIN * 64);
 	while (delivered < N || events < N) {
+		/* second half: bursts of a ring's worth, each posted once the
+		 * last one completed (so nicd takes it with commands queued
+		 * behind, and naps) */
 		while (posted < N &&
-		       posted - events < (posted < N / 2 ? WIN : ELAN_RECVQ_ENTRIES)) {
+		       (posted < N / 2 ? posted - events < WIN :
+			posted - events < ELAN_RECVQ_ENTRIES &&
+			(posted == events || posted % ELAN_RECVQ_ENTRIES))) {
 			uint32_t len = 1 + posted % 64;
 			struct elan_cmd cmd;
 
@@ -338,7 +377,7 @@ static int test_stream(void)
 				half = g[0].work_rings;
 			/* a pause in the middle of the burst: the rest is
 			 * posted while nicd naps after the first part */
-			if (++posted % (WIN / 2) == 0) {
+			if (++posted % (ELAN_RECVQ_ENTRIES / 2) == 0) {
 				double p0 = now_s();
 
 				while (now_s() - p0 < 15e-6)
