@@ -231,6 +231,9 @@ since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; 
 bg() {
 	local out=$1
 	shift
+	# emptied here, not by the background job's redirection: a wait_out
+	# right after must not find the last run's lines in it
+	: >"$out"
 	on "$@" >"$out" 2>&1 &
 	bgpid=$!
 	bg_track "$bgpid"
