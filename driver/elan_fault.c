@@ -61,7 +61,11 @@ static struct vm_area_struct *elan_fault_vma(struct mm_struct *mm,
 {
 	struct vm_area_struct *vma;
 
-	mmap_assert_locked(mm);
+	/*
+	 * Not mmap_assert_locked(): with CONFIG_DEBUG_VM it calls dump_mm(),
+	 * which 6.1 does not export to modules.
+	 */
+	lockdep_assert_held(&mm->mmap_lock);
 	vma = vma_lookup(mm, va);
 	if (!vma) {
 		*status = ELAN_E_LOCAL_FAULT;
