@@ -131,6 +131,18 @@ static void set_rt_priority(int prio)
 }
 
 #ifdef NICD_BROKEN_NAP
+/* ELAN_NICD_BROKEN names @variant: say so in the log (as @what does) */
+static int broken_asked(const char *variant, const char *what)
+{
+	const char *b = getenv("ELAN_NICD_BROKEN");
+
+	if (!b || strcmp(b, variant))
+		return 0;
+	nicd_logf(&nic, NICD_LOG_WARN,
+		  "BROKEN ON PURPOSE (ELAN_NICD_BROKEN=%s): %s", variant, what);
+	return 1;
+}
+
 /*
  * Broken on purpose (nic/elan-nicd-broken, tests only):
  * ELAN_NICD_BROKEN=napdrop loses, after each nap, the next command
@@ -144,14 +156,8 @@ static void broken_napdrop(void)
 	struct elan_cmd *slot;
 	uint32_t i, m;
 
-	if (on < 0) {
-		const char *b = getenv("ELAN_NICD_BROKEN");
-
-		on = b && !strcmp(b, "napdrop");
-		if (on)
-			nicd_logf(&nic, NICD_LOG_WARN,
-				  "BROKEN ON PURPOSE (ELAN_NICD_BROKEN=napdrop): a command lost after each nap");
-	}
+	if (on < 0)
+		on = broken_asked("napdrop", "a command lost after each nap");
 	if (!on)
 		return;
 	for (i = 0; i < nic.nodes; i++) {
@@ -183,14 +189,8 @@ static void broken_stalled(void)
 	struct nicd_ctx *c;
 	uint32_t i, m;
 
-	if (on < 0) {
-		const char *b = getenv("ELAN_NICD_BROKEN");
-
-		on = b && !strcmp(b, "stalled");
-		if (on)
-			nicd_logf(&nic, NICD_LOG_WARN,
-				  "BROKEN ON PURPOSE (ELAN_NICD_BROKEN=stalled): nic_stalled never cleared");
-	}
+	if (on < 0)
+		on = broken_asked("stalled", "nic_stalled never cleared");
 	if (!on)
 		return;
 	for (i = 0; i < nic.nodes; i++) {
