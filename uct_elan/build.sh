@@ -16,7 +16,9 @@
 # scripts/debian-source.sh (as for btl_elan/osc_dynwin/prepare.sh); the
 # machine's apt configuration stays as it is.  The build goes to
 # $ELAN_CACHE/ucx-<key>, keyed by the source version, the transport's
-# sources and this script; a cached build returns at once.
+# sources and this script; a cached build returns at once, and one build
+# of a key runs at a time (a lock: a second caller waits, then finds it
+# built).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,6 +58,11 @@ case "${1:-}" in
 	echo "$tree"
 	exit 0 ;;
 esac
+# one build of a key at a time (the cache is shared): a second waits,
+# then finds it built
+mkdir -p "$cachetop"
+exec 9>"$cachetop/.lock-ucx-$key"
+flock 9
 if [ -f "$prefix/.elan-built" ]; then
 	echo "$prefix"
 	exit 0
