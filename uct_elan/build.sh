@@ -118,21 +118,29 @@ grep -q 'uct_MODULES.*elan' "$src/config.h" || {
 }
 step "make ($jobs jobs)" make -j"$jobs"
 step "make install" make install
-# The transport broken on purpose, for the tests only (tests/ucx/check):
-# the fetch of an atomic dropped.  UCX looks for its modules beside the
-# libucs it loaded (dladdr), so PREFIX/lib-broken, links to every library
-# of PREFIX/lib and to every module but libuct_elan, which is built again
-# with -DUCT_ELAN_BROKEN_FETCH, is chosen with LD_LIBRARY_PATH.
-step "the broken transport (tests only)" sh -c \
-	'make -C src/uct/elan clean && make -C src/uct/elan CPPFLAGS=-DUCT_ELAN_BROKEN_FETCH'
-mkdir -p "$prefix/lib-broken/ucx"
-for f in "$prefix"/lib/*.so*; do ln -s "../lib/${f##*/}" "$prefix/lib-broken/"; done
-for f in "$prefix"/lib/ucx/*.so*; do
-	case ${f##*/} in libuct_elan.*) ;; *) ln -s "../../lib/ucx/${f##*/}" "$prefix/lib-broken/ucx/" ;; esac
-done
-cp "$src/src/uct/elan/.libs/libuct_elan.so.0.0.0" "$prefix/lib-broken/ucx/"
-ln -s libuct_elan.so.0.0.0 "$prefix/lib-broken/ucx/libuct_elan.so.0"
-ln -s libuct_elan.so.0.0.0 "$prefix/lib-broken/ucx/libuct_elan.so"
+# The transport broken on purpose, for the tests only (tests/ucx/check),
+# in two variants: PREFIX/lib-broken, the fetch of an atomic dropped
+# (-DUCT_ELAN_BROKEN_FETCH), and PREFIX/lib-broken-order, a new op of an
+# ep no longer waiting behind its pending requests (-DUCT_ELAN_BROKEN_ORDER).
+# UCX looks for its modules beside the libucs it loaded (dladdr), so each
+# variant's folder, links to every library of PREFIX/lib and to every
+# module but libuct_elan, which is built again with the variant's flag, is
+# chosen with LD_LIBRARY_PATH.
+broken() { # folder cppflags
+	local dir=$prefix/$1 f
+	step "the broken transport $1 (tests only)" sh -c \
+		'make -C src/uct/elan clean && make -C src/uct/elan CPPFLAGS="$1"' sh "$2"
+	mkdir -p "$dir/ucx"
+	for f in "$prefix"/lib/*.so*; do ln -s "../lib/${f##*/}" "$dir/"; done
+	for f in "$prefix"/lib/ucx/*.so*; do
+		case ${f##*/} in libuct_elan.*) ;; *) ln -s "../../lib/ucx/${f##*/}" "$dir/ucx/" ;; esac
+	done
+	cp "$src/src/uct/elan/.libs/libuct_elan.so.0.0.0" "$dir/ucx/"
+	ln -s libuct_elan.so.0.0.0 "$dir/ucx/libuct_elan.so.0"
+	ln -s libuct_elan.so.0.0.0 "$dir/ucx/libuct_elan.so"
+}
+broken lib-broken -DUCT_ELAN_BROKEN_FETCH
+broken lib-broken-order -DUCT_ELAN_BROKEN_ORDER
 touch "$prefix/.elan-built"
 say "built in $(( $(date +%s) - t0 ))s: $prefix"
 echo "$prefix"

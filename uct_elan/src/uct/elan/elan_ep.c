@@ -52,7 +52,7 @@ UCS_CLASS_DEFINE_DELETE_FUNC(uct_elan_ep_t, uct_ep_t);
     ucs_derived_of((_ep)->super.super.iface, uct_elan_iface_t)
 
 
-/* An op descriptor, when the command queue has room */
+/* An op descriptor, when the interface has room for a command */
 #define UCT_ELAN_IFACE_OP_GET(_iface, _op) \
     do { \
         if (ucs_unlikely(!uct_elan_iface_has_tx_resources(_iface))) { \
@@ -67,13 +67,23 @@ UCS_CLASS_DEFINE_DELETE_FUNC(uct_elan_ep_t, uct_ep_t);
         } \
     } while (0)
 
+/* Does a new op of the ep wait behind its pending requests (it must not
+ * overtake them), unless one of them, at their head, is the caller */
+#ifdef UCT_ELAN_BROKEN_ORDER
+/* broken on purpose (PREFIX/lib-broken-order, for the tests only): a new
+ * op goes as soon as there is room, ahead of the ep's pending requests */
+#define UCT_ELAN_EP_OPS_WAIT(_ep, _iface) 0
+#else
+#define UCT_ELAN_EP_OPS_WAIT(_ep, _iface) \
+    (!ucs_arbiter_group_is_empty(&(_ep)->arb_group) && !(_ep)->in_pending && \
+     !(_iface)->failed)
+#endif
+
 /* The same for an operation of the ep: not while its pending requests
- * wait (a new op must not overtake them), unless one of them, at their
- * head, is the caller */
+ * wait */
 #define UCT_ELAN_EP_OP_GET(_ep, _iface, _op) \
     do { \
-        if (ucs_unlikely(!ucs_arbiter_group_is_empty(&(_ep)->arb_group) && \
-                         !(_ep)->in_pending && !(_iface)->failed)) { \
+        if (ucs_unlikely(UCT_ELAN_EP_OPS_WAIT(_ep, _iface))) { \
             return UCS_ERR_NO_RESOURCE; \
         } \
         UCT_ELAN_IFACE_OP_GET(_iface, _op); \
@@ -503,7 +513,8 @@ ucs_status_t uct_elan_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     uct_elan_ep_t *ep       = ucs_derived_of(tl_ep, uct_elan_ep_t);
     uct_elan_iface_t *iface = UCT_ELAN_EP_IFACE(ep);
 
-    /* the command queue has room again: try the op now */
+    /* there is room (a completion was taken since the op was refused):
+     * try the op now */
     if (uct_elan_iface_has_tx_resources(iface) &&
         ucs_arbiter_group_is_empty(&ep->arb_group)) {
         return UCS_ERR_BUSY;
@@ -545,8 +556,8 @@ ucs_arbiter_cb_result_t uct_elan_ep_process_pending(ucs_arbiter_t *arbiter,
         return UCS_ARBITER_CB_RESULT_STOP;
     }
 
-    /* not for want of room in the command queue: try again after this
-     * dispatch (a descheduled group would never run again) */
+    /* not for want of room: try again after this dispatch (a
+     * descheduled group would never run again) */
     return UCS_ARBITER_CB_RESULT_RESCHED_GROUP;
 }
 

@@ -521,6 +521,9 @@ static UCS_CLASS_INIT_FUNC(uct_elan_iface_t, uct_md_h md, uct_worker_h worker,
                             params->stats_root : NULL)
             UCS_STATS_ARG(UCT_ELAN_TL_NAME));
 
+    /* every op in flight has room for its completion in the event ring */
+    UCS_STATIC_ASSERT(UCT_ELAN_TX_QUEUE_LEN <= ELAN_EVQ_ENTRIES);
+
     self->config.seg_size = ucs_max(config->seg_size, 64);
     self->config.max_poll = ucs_max(config->max_poll, 1);
     self->num_outstanding = 0;

@@ -21,6 +21,11 @@
 /* Largest put/get of one command: the event's len field is 32 bits */
 #define UCT_ELAN_MAX_ZCOPY   UINT32_MAX
 
+/* Most commands in flight (posted, completion not taken yet): the command
+ * queue's size, so a post never finds the queue full; the event ring has
+ * room for twice as many completions */
+#define UCT_ELAN_TX_QUEUE_LEN ELAN_CMDQ_ENTRIES
+
 
 /* The interface address: the NIC context's ELAN_ADDR(node, context) */
 typedef struct uct_elan_iface_addr {
@@ -106,10 +111,19 @@ void uct_elan_iface_ep_forget(uct_elan_iface_t *iface, uct_elan_ep_t *ep);
 ucs_status_t uct_elan_iface_flush(uct_iface_h tl_iface, unsigned flags,
                                   uct_completion_t *comp);
 
+/*
+ * Room for one more command: the interface's own count of the commands
+ * posted and not completed yet (num_outstanding), not the command queue's
+ * free space, which the NIC makes on its own at any time.  Room comes back
+ * only in progress, when a completion is taken: an op refused with
+ * UCS_ERR_NO_RESOURCE and the pending_add after it see the same answer,
+ * and the queue (of as many entries) is never full when a command is
+ * posted.
+ */
 static UCS_F_ALWAYS_INLINE int
 uct_elan_iface_has_tx_resources(uct_elan_iface_t *iface)
 {
-    return elan_cmdq_space(iface->ctx) > 0;
+    return iface->num_outstanding < UCT_ELAN_TX_QUEUE_LEN;
 }
 
 #endif
