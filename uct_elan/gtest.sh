@@ -17,13 +17,8 @@
 # so every class instantiated for all transports, or for all but self,
 # runs on elan); the p2p transfer tests no longer trimmed to nothing by
 # the max_alloc of an MD that does not allocate (they skipped on cma, tcp
-# and elan alike); a pending add refused with UCS_ERR_BUSY not counted as
-# queued (test_uct_peer_failure) and answered by sending again
-# (test_uct_pending.send_ooo_with_pending_another_ep, as the class's own
-# send_am_or_add_pending() does: the NIC drains its queue by itself, so
-# room can come back between a refused send and the add); at most 30
-# receivers on elan (its NIC
-# has 32 contexts per node).  The program goes to
+# and elan alike); at most 30 receivers on elan (its NIC has 32 contexts
+# per node).  The program goes to
 # $ELAN_CACHE/ucx-gtest-<key>/gtest, keyed by UCX's key, this script and
 # the patch; a cached build returns at once.
 #

@@ -3,7 +3,8 @@
  * every device atomic (32 and 64 bits, fetching and not) checked against
  * memory; put, get and active messages of each kind byte for byte; flush
  * with a completion; the event fd (armed, woken by a message); pending
- * requests when the command queue is full; and the errors: a bad remote
+ * requests when the command queue is full; active messages in order
+ * around the pending queue; and the errors: a bad remote
  * address (UCS_ERR_INVALID_ADDR), a context that does not exist and a
  * peer process that exited (an error, within a bound, never a hang).
  *
@@ -653,6 +654,141 @@ static int t_pending(struct node *n)
 	return 0;
 }
 
+/* Active messages in order around the pending queue (UCX's
+ * test_uct_pending.send_ooo_with_pending, sharpened): numbered messages
+ * to a receiver of our own process (a second interface); the sender fills
+ * its room, queues a pending request for the refused number, which
+ * declines a few times when it runs (UCS_ERR_NO_RESOURCE while there is
+ * room, as a request that waits for another resource does); meanwhile
+ * every new am_short of that ep must be refused, and the receiver must
+ * see every number once, in order */
+#define ORDER_AM 9
+
+struct order_rx {
+	uint64_t next;		/* the number due */
+	uint64_t got;
+	uint64_t bad, bad_due;	/* the first one out of order (bad: + 1) */
+};
+
+static ucs_status_t order_am_cb(void *arg, void *data, size_t len, unsigned flags)
+{
+	struct order_rx *o = arg;
+	uint64_t seq;
+
+	(void)flags;
+	memcpy(&seq, data, sizeof(seq));
+	if (len != sizeof(seq) || seq != o->next) {
+		if (!o->bad) {
+			o->bad = seq + 1;
+			o->bad_due = o->next;
+		}
+	}
+	o->next = seq + 1;
+	o->got++;
+	return UCS_OK;
+}
+
+struct order_req {
+	uct_pending_req_t r;
+	uct_ep_h ep;
+	uint64_t seq;
+	int declines;
+	int sent;
+};
+
+static ucs_status_t order_pend_cb(uct_pending_req_t *r)
+{
+	struct order_req *q = (struct order_req *)r;
+	ucs_status_t st;
+
+	if (q->declines > 0) {
+		q->declines--;
+		return UCS_ERR_NO_RESOURCE;
+	}
+	st = uct_ep_am_short(q->ep, ORDER_AM, q->seq, NULL, 0);
+	if (st == UCS_OK)
+		q->sent = 1;
+	return st;
+}
+
+static int am_order_rounds(struct node *n, struct node *r, uct_ep_h ep,
+			   struct order_rx *o)
+{
+	struct order_req q;
+	uint64_t seq = 0, total;
+	ucs_status_t st;
+	int round, i, early;
+	double t0;
+
+	for (round = 1; round <= 3; round++) {
+		/* fill: until the interface has no room (the receiver does
+		 * not progress: its ring fills and holds the NIC back) */
+		for (i = 0; i < 100000 &&
+		     (st = uct_ep_am_short(ep, ORDER_AM, seq, NULL, 0)) == UCS_OK; i++)
+			seq++;
+		CHECK(st == UCS_ERR_NO_RESOURCE, "round %d: no back-pressure after %d sends: %s",
+		      round, i, ucs_status_string(st));
+		/* the refused number goes pending; nothing was progressed
+		 * since the refusal, so the add finds no room either */
+		memset(&q, 0, sizeof(q));
+		q.r.func = order_pend_cb;
+		q.ep = ep;
+		q.seq = seq++;
+		q.declines = 3;
+		st = uct_ep_pending_add(ep, &q.r, 0);
+		CHECK(st == UCS_OK, "round %d: pending_add right after UCS_ERR_NO_RESOURCE: %s",
+		      round, ucs_status_string(st));
+		total = seq + 16;
+		early = 0;
+		t0 = now();
+		while (o->got < total && now() - t0 < 20) {
+			uct_worker_progress(n->worker);
+			uct_worker_progress(r->worker);
+			if (seq == total)
+				continue;
+			st = uct_ep_am_short(ep, ORDER_AM, seq, NULL, 0);
+			if (st == UCS_OK) {
+				early += !q.sent;
+				seq++;
+			} else {
+				CHECK(st == UCS_ERR_NO_RESOURCE, "round %d: am_short: %s", round,
+				      ucs_status_string(st));
+			}
+		}
+		CHECK(!o->bad, "round %d: message %llu arrived when %llu was due (%d sends "
+		      "accepted while the pending request waited)", round,
+		      (unsigned long long)(o->bad - 1), (unsigned long long)o->bad_due, early);
+		CHECK(q.sent && !early, "round %d: %d sends accepted while the pending request "
+		      "waited (it %s)", round, early, q.sent ? "ran later" : "never ran");
+		CHECK(o->got == total, "round %d: %llu of %llu messages arrived in 20 s", round,
+		      (unsigned long long)o->got, (unsigned long long)total);
+	}
+	CHECK(flush_ep(n, ep, 20) == UCS_OK, "flush");
+	printf("# am order: 3 rounds, %llu messages in order, each round's pending request "
+	       "declined 3 times first\n", (unsigned long long)o->got);
+	return 0;
+}
+
+static int t_am_order(struct node *n)
+{
+	struct order_rx o = { 0 };
+	struct node r;
+	uct_ep_h ep;
+	int bad;
+
+	if (node_open(&r)) {
+		node_close(&r);
+		return 1;
+	}
+	uct_iface_set_am_handler(r.iface, ORDER_AM, order_am_cb, &o, 0);
+	ep = ep_to(n, r.addr);
+	bad = !ep || am_order_rounds(n, &r, ep, &o);
+	if (ep)
+		uct_ep_destroy(ep);
+	node_close(&r);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	int to_child[2], from_child[2];
@@ -699,6 +835,7 @@ int main(int argc, char **argv)
 	result("a context never attached: UCS_ERR_UNREACHABLE", t_no_context(&n));
 	result("event fd: armed when idle, woken by a message", t_event_fd(&n));
 	result("pending: a full command queue, then the request runs", t_pending(&n));
+	result("AMs in order around the pending queue: new sends wait behind it", t_am_order(&n));
 	if (have_peer)
 		result("a peer process that exited: an error, no hang; ep_check reports it",
 		       t_peer_gone(&n, peer, child, to_child[1]));
