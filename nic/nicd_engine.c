@@ -339,6 +339,10 @@ static void complete(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	nicd_trace(n, 'D', c->nd->id, c->idx, op->cmd.op, op->done);
 	if (op->cmd.op == ELAN_OP_SEND && nicd_addr_remote(n, op->cmd.dst))
 		c->sent_away = 1;
+	if (!status && (op->cmd.op == ELAN_OP_PUT ||
+			op->cmd.op == ELAN_OP_ATOMIC) &&
+	    op->cmd.dst != ELAN_ADDR(c->nd->id, c->idx))
+		c->wrote_peer = 1;
 	nicd_notify(e, c);
 	c->has_op = 0;
 	c->ncmds++;
@@ -582,8 +586,10 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 				wt->got_msg = c->recv_tail != c->recv_watched;
 				c->recv_watched = c->recv_tail;
 				wt->sent_away = c->sent_away;
+				wt->wrote_peer = c->wrote_peer;
 			}
 			c->sent_away = 0;
+			c->wrote_peer = 0;
 		}
 		e->nnotify = 0;
 	}
@@ -644,6 +650,12 @@ static int send_away_waits(struct nicd *n)
  * that streams), not a full spin for a command that comes to the other
  * host.  Both spins kept the receiver's vCPU off the CPU across hosts
  * (nicd traces of osu_latency 8 B: 100 us spins at every other message).
+ *
+ * A put or atomic into another context is the same without the link:
+ * its target polls memory, no ring or event of it can be watched, and it
+ * may be who posts next (a one-sided ping-pong), so REPLYING too.  A full
+ * spin kept the target's vCPU off the CPU until we slept (nicd traces of
+ * ucx_perftest put_lat 8 B: 100 us spins after every put).
  */
 int nicd_consumers_behind(struct nicd *n)
 {
@@ -676,7 +688,7 @@ int nicd_consumers_behind(struct nicd *n)
 				     wt->ev_tail) < 0) {
 			behind = 1;
 		}
-		away |= wt->sent_away;
+		away |= wt->sent_away | wt->wrote_peer;
 	}
 	if (!behind)
 		return away && !msgs ? NICD_REPLYING : NICD_RUNNING;

@@ -713,7 +713,9 @@ static int t_fault_progress(void)
  * polling).  When messages were delivered, only their receivers count as
  * behind, and seeing a message (recv_seen) is enough: the receiver runs
  * and may reply.  While the sender has not taken its completion that is
- * NICD_REPLYING (a shorter spin), NICD_RUNNING once it has.
+ * NICD_REPLYING (a shorter spin), NICD_RUNNING once it has.  A put into
+ * another context is REPLYING once its completion is taken: its target
+ * may be polling for it.
  */
 static int t_consumers_behind(void)
 {
@@ -763,6 +765,22 @@ static int t_consumers_behind(void)
 	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "nop event");
 	st = nicd_consumers_behind(&t.n);
 	CHECK(st == NICD_RUNNING, "%d with the completion taken", st);
+	/* a put into another context: its owner polls memory and may reply */
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(r), th_va(s, 0), th_va(r, 0), 8);
+	CHECK(th_post(s, &cmd) == 0, "post put");
+	for (i = 0; i < 10; i++)
+		th_run(&t);
+	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "put event");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_REPLYING, "%d with a put done, its completion taken", st);
+	/* a put into the poster's own memory awaits nobody */
+	cmd = th_cmd(ELAN_OP_PUT, th_addr(s), th_va(s, 0), th_va(s, 64), 8);
+	CHECK(th_post(s, &cmd) == 0, "post put to itself");
+	for (i = 0; i < 10; i++)
+		th_run(&t);
+	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "own put event");
+	st = nicd_consumers_behind(&t.n);
+	CHECK(st == NICD_RUNNING, "%d with a put to itself done and taken", st);
 	th_fini(&t);
 	return 0;
 }
