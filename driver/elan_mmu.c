@@ -999,13 +999,9 @@ static bool elan_update_entry(struct elan_ctx *c, struct vm_area_struct *vma,
 	    is_zone_device_page(pfn_to_page(pfn)))
 		return elan_zap_entry(c, e, ELAN_ZAP_MARK);
 	wr = pte_write(pte) && (vma->vm_flags & VM_WRITE);
-	/* The broken variants the tests must catch (driver/Kbuild). */
 #ifdef ELAN_DRIVER_BROKEN_UPDATE_write
+	/* The broken variant the tests must catch (driver/Kbuild). */
 	wr = true;
-#endif
-#ifdef ELAN_DRIVER_BROKEN_UPDATE_stale
-	if (!(old & ELAN_MMU_VALID))
-		pfn = READ_ONCE(e->pfn);
 #endif
 	tag = elan_tag(va, wr);
 	atomic64_inc(&c->dev->st.preloads);
