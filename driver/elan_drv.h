@@ -2,9 +2,11 @@
 /*
  * elan.ko internals: the device, its contexts and the NIC MMU upkeep.
  *
- * Locking (IOPROC mode; in notifier mode nothing of ours runs under a PTE
- * lock: the interval notifier's invalidate and the fault service's install
- * are serialised by elan_ctx.lock alone, with the notifier's sequence):
+ * Locking (IOPROC mode; in notifier mode the interval notifier's
+ * invalidate and the fault service's install are serialised by
+ * elan_ctx.lock alone, with the notifier's sequence, and only the kernel's
+ * update op, where it has one, runs under a PTE lock, and under the mm's
+ * notifier lock, and takes elan_ctx.lock):
  *   elan_ctx.mutex  attach (sleeps); never held while a PTE lock is taken
  *                   by us, and never around copy_to/from_user.
  *   PTE/PMD lock -> elan_ctx.lock
@@ -42,6 +44,18 @@
 #endif
 #if !defined(CONFIG_IOPROC) && !ELAN_HAVE_NOTIFIER
 #error "elan.ko needs CONFIG_IOPROC or CONFIG_HMM_MIRROR"
+#endif
+
+/*
+ * Notifier mode on a kernel whose interval notifiers have the update op
+ * (kernel/6.12's optional mmu_notifier patch; driver/Kbuild finds it in
+ * the kernel's mmu_notifier.h): the NIC MMU is told of PTEs established
+ * and reloads the pages it used, unless the module parameter update is 0.
+ */
+#if ELAN_HAVE_NOTIFIER && defined(ELAN_HAVE_MNI_UPDATE)
+#define ELAN_HAVE_UPDATE	1
+#else
+#define ELAN_HAVE_UPDATE	0
 #endif
 
 #include <elan/elan_hw.h>
@@ -102,6 +116,7 @@ struct elan_mmu_table {
 	u8 *victim;			/* next way to evict, per set */
 	unsigned int nr_entries;	/* valid entries */
 	unsigned int nr_huge;		/* of them, 2 MiB entries */
+	bool marks;			/* refresh marks may be left (notifier update) */
 	unsigned long lo, hi;		/* what every entry translates is in [lo, hi) */
 };
 
@@ -171,6 +186,7 @@ struct elan_ctx {
 	unsigned int idx;		/* slot */
 	struct mm_struct *mm;		/* mmgrab()ed at attach */
 	bool notifier;			/* notifier mode (else IOPROC) */
+	bool update;			/* notifier mode with the update op */
 	bool registered;		/* ops or mni registered on mm */
 #ifdef CONFIG_IOPROC
 	struct ioproc_ops ops;
@@ -205,6 +221,11 @@ extern const struct ioproc_ops elan_ioproc_ops;
 extern const struct mmu_interval_notifier_ops elan_mni_ops;
 #endif
 extern bool elan_notifier_mode;
+#if ELAN_HAVE_UPDATE
+extern bool elan_update;
+#else
+#define elan_update	false
+#endif
 bool elan_mmu_install(struct elan_ctx *c, unsigned long va,
 		      unsigned long pfn, bool writable, bool huge);
 bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write);

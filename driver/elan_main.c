@@ -369,6 +369,7 @@ static long elan_attach(struct elan_ctx *c, struct elan_attach __user *uarg)
 	c->mm = current->mm;
 	mmgrab(c->mm);
 	c->notifier = elan_notifier_mode;
+	c->update = c->notifier && elan_update;
 	spin_lock(&c->lock);
 	c->live = true;
 	spin_unlock(&c->lock);

@@ -452,9 +452,19 @@ static void elan_entry_dirty(struct elan_ctx *c, u64 tag,
 	atomic64_inc(&c->dev->st.pages_dirtied);
 }
 
-/* Drop or write-protect one entry. */
+/* How a removal leaves an entry (elan_zap_entry()). */
+#define ELAN_ZAP_WRITE	0x1	/* write-protect it only */
+#define ELAN_ZAP_MARK	0x2	/* leave a refresh mark (notifier update) */
+
+/*
+ * Drop or write-protect one entry.  A refresh mark is the tag of a page
+ * entry without its flags: the NIC takes it for a miss and an install for
+ * a free way, and the update op loads the page again when the CPU
+ * re-establishes its PTE (notifier mode with the kernel's update op: the
+ * invalidation comes first, and would otherwise leave nothing to update).
+ */
 static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
-			   bool wr_only)
+			   unsigned int how)
 {
 	u64 tag = READ_ONCE(e->tag);
 
@@ -462,13 +472,18 @@ static bool elan_zap_entry(struct elan_ctx *c, struct elan_hw_tlbe *e,
 	if (!(tag & ELAN_MMU_VALID))
 		return false;
 	elan_entry_dirty(c, tag, e);
-	if (wr_only) {
+	if (how & ELAN_ZAP_WRITE) {
 		if (!(tag & ELAN_MMU_WRITE))
 			return false;
 		WRITE_ONCE(e->tag, tag & ~ELAN_MMU_WRITE);
 		return true;
 	}
-	WRITE_ONCE(e->tag, 0);
+	if ((how & ELAN_ZAP_MARK) && !(tag & ELAN_MMU_HUGE)) {
+		WRITE_ONCE(e->tag, ELAN_TAG_VA(tag));
+		c->mmu->marks = true;
+	} else {
+		WRITE_ONCE(e->tag, 0);
+	}
 	c->mmu->nr_entries--;
 	if (tag & ELAN_MMU_HUGE)
 		c->mmu->nr_huge--;
@@ -532,17 +547,17 @@ elan_walk_range(struct elan_ctx *c, unsigned long start, unsigned long end,
 }
 
 static bool elan_zap_one(struct elan_ctx *c, struct elan_hw_tlbe *e,
-			 unsigned long va, void *wr_only)
+			 unsigned long va, void *how)
 {
-	return elan_zap_entry(c, e, *(bool *)wr_only);
+	return elan_zap_entry(c, e, *(unsigned int *)how);
 }
 
-/* Remove (or write-protect) every entry for [start, end). */
+/* Remove (or as @how says) every entry for [start, end). */
 static bool elan_zap_range(struct elan_ctx *c, unsigned long start,
-			   unsigned long end, bool wr_only)
+			   unsigned long end, unsigned int how)
 {
 	lockdep_assert_held(&c->lock);
-	return elan_walk_range(c, start, end, elan_zap_one, &wr_only);
+	return elan_walk_range(c, start, end, elan_zap_one, &how);
 }
 
 /*
@@ -559,7 +574,7 @@ static bool elan_mmu_clear_locked(struct elan_ctx *c, bool live)
 
 	lockdep_assert_held(&c->lock);
 	/* (an empty table has nothing to clear: its entries are all 0) */
-	if (had)
+	if (had || t->marks)
 		for (s = 0; s < t->sets; s++)
 			for (w = 0; w < ELAN_MMU_WAYS; w++) {
 				e = &elan_mmu_ways(t->page, s)[w];
@@ -569,6 +584,7 @@ static bool elan_mmu_clear_locked(struct elan_ctx *c, bool live)
 			}
 	t->nr_entries = 0;
 	t->nr_huge = 0;
+	t->marks = false;
 	t->lo = ULONG_MAX;
 	t->hi = 0;
 	return had;
@@ -725,11 +741,11 @@ bool elan_mmu_has(struct elan_ctx *c, unsigned long va, bool write)
 /* ---------------------------------------------------------------- removal */
 
 /*
- * Remove or write-protect [start, end) and shoot down.  Atomic context,
+ * Remove [start, end) (or as @how says) and shoot down.  Atomic context,
  * the context lock held.
  */
 static void elan_zap_locked(struct elan_ctx *c, unsigned long start,
-			    unsigned long end, bool wr_only)
+			    unsigned long end, unsigned int how)
 {
 	bool changed;
 
@@ -737,7 +753,7 @@ static void elan_zap_locked(struct elan_ctx *c, unsigned long start,
 	/* not live: emptied and shot down, and the table may be a new owner's */
 	if (!c->live || (!c->mmu->nr_entries && !c->sd_pending))
 		return;
-	changed = elan_zap_range(c, start, end, wr_only);
+	changed = elan_zap_range(c, start, end, how);
 	if (changed)
 		atomic64_inc(&c->dev->st.invalidations);
 	if (changed || c->sd_pending) {
@@ -786,17 +802,17 @@ MODULE_PARM_DESC(preload,
 		 "Update hooks refresh the translations of pages the NIC used (0: drop them instead; for measurements)");
 
 static void elan_zap(struct elan_ctx *c, unsigned long start,
-		     unsigned long end, bool wr_only)
+		     unsigned long end, unsigned int how)
 {
 	spin_lock(&c->lock);
-	elan_zap_locked(c, start, end, wr_only);
+	elan_zap_locked(c, start, end, how);
 	spin_unlock(&c->lock);
 }
 
 static void elan_hook_invalidate_range(void *arg, struct vm_area_struct *vma,
 				       unsigned long start, unsigned long end)
 {
-	elan_zap(arg, start, end, false);
+	elan_zap(arg, start, end, 0);
 }
 
 static void elan_hook_change_protection(void *arg, struct vm_area_struct *vma,
@@ -804,9 +820,9 @@ static void elan_hook_change_protection(void *arg, struct vm_area_struct *vma,
 					pgprot_t newprot)
 {
 	if (!ioproc_prot_read(newprot))
-		elan_zap(arg, start, end, false);
+		elan_zap(arg, start, end, 0);
 	else if (!ioproc_prot_write(newprot))
-		elan_zap(arg, start, end, true);
+		elan_zap(arg, start, end, ELAN_ZAP_WRITE);
 }
 
 /*
@@ -820,7 +836,7 @@ static bool elan_refresh_entry(struct elan_ctx *c, struct vm_area_struct *vma,
 	u64 old = READ_ONCE(e->tag), tag;
 
 	if (!READ_ONCE(elan_preload) || ioproc_peek_locked(vma, va, &t)) {
-		elan_zap_entry(c, e, false);
+		elan_zap_entry(c, e, 0);
 		return true;
 	}
 	atomic64_inc(&c->dev->st.preloads);
@@ -848,7 +864,7 @@ static bool elan_refresh_one(struct elan_ctx *c, struct elan_hw_tlbe *e,
 	 * huge PMD still maps it.
 	 */
 	if (READ_ONCE(e->tag) & ELAN_MMU_HUGE)
-		return elan_zap_entry(c, e, false);
+		return elan_zap_entry(c, e, 0);
 	return elan_refresh_entry(c, vma, e, va);
 }
 
@@ -923,7 +939,8 @@ const struct ioproc_ops elan_ioproc_ops = {
  * raced it is retried).  Events that only write-protect a PTE and keep
  * its page (page_mkclean, fork's COW protection, soft-dirty) downgrade
  * the entries; every other event removes them (mprotect's notifier does
- * not say the new protection).  Never sleeps: the shootdown spins,
+ * not say the new protection), leaving refresh marks for the update op
+ * where the kernel has one (but for munmap's).  Never sleeps: the shootdown spins,
  * bounded, so non-blockable invalidations (the OOM reaper) are served
  * like the others.
  */
@@ -932,8 +949,13 @@ static bool elan_mni_invalidate(struct mmu_interval_notifier *mni,
 				unsigned long cur_seq)
 {
 	struct elan_ctx *c = container_of(mni, struct elan_ctx, mni);
-	bool wr_only = range->event == MMU_NOTIFY_PROTECTION_PAGE ||
-		       range->event == MMU_NOTIFY_SOFT_DIRTY;
+	unsigned int how = 0;
+
+	if (range->event == MMU_NOTIFY_PROTECTION_PAGE ||
+	    range->event == MMU_NOTIFY_SOFT_DIRTY)
+		how = ELAN_ZAP_WRITE;
+	else if (c->update && range->event != MMU_NOTIFY_UNMAP)
+		how = ELAN_ZAP_MARK;	/* the PTE may come back: elan_mni_update() */
 
 #ifdef ELAN_DRIVER_BROKEN
 	/* The broken variant the tests must catch (driver/Kbuild). */
@@ -943,7 +965,7 @@ static bool elan_mni_invalidate(struct mmu_interval_notifier *mni,
 	spin_lock(&c->lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	if (range->event != MMU_NOTIFY_RELEASE)
-		elan_zap_locked(c, range->start, range->end, wr_only);
+		elan_zap_locked(c, range->start, range->end, how);
 	spin_unlock(&c->lock);
 	if (range->event == MMU_NOTIFY_RELEASE) {
 		/* exit_mmap: the pages are freed once this returns */
@@ -953,7 +975,118 @@ static bool elan_mni_invalidate(struct mmu_interval_notifier *mni,
 	return true;
 }
 
+#if ELAN_HAVE_UPDATE
+bool elan_update = true;
+module_param_named(update, elan_update, bool, 0444);
+MODULE_PARM_DESC(update,
+		 "Notifier mode: reload the pages the NIC used when the kernel's update op says their PTEs are back (0: let the NIC fault; for measurements)");
+
+/*
+ * Load the entry @e (a valid entry for @va or a refresh mark) from @pte.
+ * Returns true if a translation was removed, downgraded or replaced.
+ */
+static bool elan_update_entry(struct elan_ctx *c, struct vm_area_struct *vma,
+			      struct elan_hw_tlbe *e, unsigned long va,
+			      pte_t pte)
+{
+	unsigned long pfn = pte_pfn(pte);
+	u64 old = READ_ONCE(e->tag), tag;
+	bool wr;
+
+	/* what hmm_range_fault() and ioproc_load() would not load either */
+	if (!(vma->vm_flags & VM_READ) || !pte_present(pte) ||
+	    pte_protnone(pte) || pte_special(pte) || !pfn_valid(pfn) ||
+	    is_zone_device_page(pfn_to_page(pfn)))
+		return elan_zap_entry(c, e, ELAN_ZAP_MARK);
+	wr = pte_write(pte) && (vma->vm_flags & VM_WRITE);
+#ifdef ELAN_DRIVER_BROKEN_UPDATE_write
+	/* The broken variant the tests must catch (driver/Kbuild). */
+	wr = true;
+#endif
+	tag = elan_tag(va, wr);
+	atomic64_inc(&c->dev->st.preloads);
+	if (!(old & ELAN_MMU_VALID)) {
+		c->mmu->nr_entries++;
+		elan_set_entry(e, tag, pfn);
+		return false;
+	}
+	if (READ_ONCE(e->pfn) != pfn) {
+		elan_set_entry(e, tag, pfn);
+		return true;
+	}
+	if (tag == old)
+		return false;
+	/* Same page, other rights; pairs with the NIC's tag reads. */
+	smp_store_release(&e->tag, tag);
+	return (old & ELAN_MMU_WRITE) && !wr;
+}
+
+/* The entry of @va's set the update op loads: @va's page entry or mark. */
+static struct elan_hw_tlbe *elan_update_find(struct elan_ctx *c,
+					     unsigned long va)
+{
+	struct elan_hw_tlbe *e = elan_set(c, va);
+	unsigned int i;
+
+	for (i = 0; i < ELAN_MMU_WAYS; i++) {
+		u64 tag = READ_ONCE(e[i].tag);
+
+		if (tag == va || elan_tag_is(tag, va))
+			return &e[i];
+	}
+	return NULL;
+}
+
+/*
+ * The kernel's update op: the PTEs of [start, end), from @ptep on, were
+ * made present or had their access changed; their page table lock is held
+ * and no other invalidation is in progress, nor can one begin before this
+ * returns, so an entry loaded here is removed by the next invalidation of
+ * its page, as one the fault service installs.  Only the pages the NIC
+ * used are loaded (a valid entry, or the refresh mark of one an
+ * invalidation removed); the NIC faults any other in.  Write access only
+ * from a writable PTE; the page is dirtied when the entry goes, as for
+ * the fault service's entries.
+ */
+static void elan_mni_update(struct mmu_interval_notifier *mni,
+			    struct vm_area_struct *vma, unsigned long start,
+			    unsigned long end, pte_t *ptep)
+{
+	struct elan_ctx *c = container_of(mni, struct elan_ctx, mni);
+	struct elan_mmu_table *t = c->mmu;
+	struct elan_hw_tlbe *e;
+	bool changed = false;
+	unsigned long va;
+	pte_t pte;
+
+	if (!c->update)
+		return;
+	spin_lock(&c->lock);
+	/* not live: the table may be a new owner's */
+	if (c->live && !atomic_read(&c->dev->dead) &&
+	    (t->nr_entries || t->marks) &&
+	    !(vma->vm_flags & (VM_IO | VM_PFNMAP)))
+		for (va = max(start, t->lo); va < min(end, t->hi);
+		     va += PAGE_SIZE) {
+			e = elan_update_find(c, va);
+			if (!e)
+				continue;
+			pte = ptep_get(ptep + ((va - start) >> PAGE_SHIFT));
+			changed |= elan_update_entry(c, vma, e, va, pte);
+		}
+	if (changed) {
+		atomic64_inc(&c->dev->st.invalidations);
+		c->sd_pending = false;
+		elan_shootdown(c->dev, c->idx);
+	}
+	spin_unlock(&c->lock);
+}
+#endif /* ELAN_HAVE_UPDATE */
+
 const struct mmu_interval_notifier_ops elan_mni_ops = {
 	.invalidate = elan_mni_invalidate,
+#if ELAN_HAVE_UPDATE
+	.update = elan_mni_update,
+#endif
 };
 #endif /* ELAN_HAVE_NOTIFIER */

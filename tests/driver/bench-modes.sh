@@ -8,7 +8,7 @@
 # no context).
 #
 #   tests/driver/bench-modes.sh [RUNS] [MODES] [FAULT_AROUND]
-#       (defaults: 3, "ioproc notifier", the module's: 64)
+#       (defaults: 3, "ioproc notifier notifier-update", the module's: 64)
 #   tests/driver/bench-modes.sh --load MODE [FAULT_AROUND]
 #       only reload elan.ko in MODE (the main job, on each node)
 #   tests/driver/bench-modes.sh --restore
@@ -17,8 +17,11 @@
 # FAULT_AROUND=1 makes every page the NIC needs a fault of its own, so
 # that faults/page counts the pages the event left untranslated; with 64
 # one fault loads 64 pages.  Each mode: the module loaded afresh with
-# mode=M (and fault_around); a mode the kernel
-# lacks (ioproc on a kernel without the series) is named and skipped.
+# mode=M (and fault_around); notifier-update is mode=notifier update=1
+# (the kernel's optional mmu_notifier update op, kernel/6.12 patch 7),
+# and notifier is mode=notifier update=0 where the kernel has that op.  A
+# mode the kernel lacks (ioproc without the series, notifier-update
+# without the op) is named and skipped.
 # Prints each mode's tables, then the medians side by side
 # (tests/driver/modes-table), and every figure as CSV lines (one a run).
 # Leaves elan.ko loaded as it was booted for.
@@ -30,9 +33,19 @@ ko=${ELAN_KO:-$repo/driver/kbuild/$(uname -r)/elan.ko}
 
 # load MODE [FAULT_AROUND]: elan.ko afresh in MODE; 1 if the kernel lacks it
 load() {
-	local err
+	local err args=("mode=$1") fa=${2:+fault_around=$2}
+	case $1 in
+	notifier-update) args=(mode=notifier update=1) ;;
+	esac
 	rmmod elan 2>/dev/null
-	if ! err=$(insmod "$ko" "mode=$1" ${2:+"fault_around=$2"} 2>&1); then
+	if [ "$1" = notifier ]; then
+		# without the update op where the kernel has it (no such
+		# parameter where it has not)
+		if insmod "$ko" mode=notifier update=0 ${fa:+"$fa"} 2>/dev/null; then
+			args=()
+		fi
+	fi
+	if [ ${#args[@]} -gt 0 ] && ! err=$(insmod "$ko" "${args[@]}" ${fa:+"$fa"} 2>&1); then
 		echo "bench-modes: no $1 mode on this kernel ($err)"
 		return 1
 	fi
@@ -48,7 +61,7 @@ case "${1:-}" in
 --restore) restore; exit ;;
 esac
 runs=${1:-3}
-modes=${2:-ioproc notifier}
+modes=${2:-ioproc notifier notifier-update}
 fa=${3:-}
 # shellcheck source=tests/driver/vm-setup.sh
 . "$here/vm-setup.sh"

@@ -364,6 +364,31 @@ static void touch_row(elan_ctx_t *c, uint32_t dst, uint64_t r, char *l,
  * for which the update hook re-loads the translation (preload) unless
  * the driver's preload parameter is 0.
  */
+/*
+ * The mode elan.ko runs in, as the CSV keys name it: ioproc, notifier, or
+ * notifier-update (notifier mode with the kernel's update op: the module
+ * parameter update is there and Y).
+ */
+static void mode_name(char mode[32])
+{
+	FILE *f = fopen(PARAM "mode", "r");
+	char u[8] = "";
+
+	strcpy(mode, "?");
+	if (!f)
+		return;
+	if (fscanf(f, "%31s", mode) != 1)
+		strcpy(mode, "?");
+	fclose(f);
+	f = fopen(PARAM "update", "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%7s", u) == 1 && !strcmp(mode, "notifier") &&
+	    !strcmp(u, "Y"))
+		strcpy(mode, "notifier-update");
+	fclose(f);
+}
+
 static void fork_and_write(char *l, size_t len)
 {
 	pid_t pid = fork();
@@ -791,17 +816,12 @@ static int run_events(void)
 {
 	elan_ctx_t *c = open_ctx();
 	uint32_t self = elan_addr(c);
-	char mode[32] = "?", name[96];
+	char mode[32], name[96];
 	double f[64], u[64];
 	struct stats sf, su;
-	FILE *mf = fopen(PARAM "mode", "r");
 	int ev, i, n = runs > 64 ? 64 : runs, fa = param_get("fault_around");
 
-	if (mf) {
-		if (fscanf(mf, "%31s", mode) != 1)
-			strcpy(mode, "?");
-		fclose(mf);
-	}
+	mode_name(mode);
 	printf("elan_bench events: elan.ko in %s mode, fault_around %d; a get of %lu KiB into a buffer after each event, %d runs: median (min-max)\n",
 	       mode, fa, EVSZ / 1024, n);
 	printf("%-44s %22s %24s\n", "event", "NIC faults/page", "us/page");
@@ -930,19 +950,14 @@ static void vc_run(elan_ctx_t *c, uint32_t self, int held, double us[VC_N])
 static int run_vmcost(void)
 {
 	double v[VS_N][VC_N][64];
-	char mode[32] = "?", name[96];
+	char mode[32], name[96];
 	int n = runs > 64 ? 64 : runs, s, o, i;
-	FILE *mf = fopen(PARAM "mode", "r");
 	elan_ctx_t *c;
 	uint32_t self;
 	struct stats st;
 	double us[VC_N];
 
-	if (mf) {
-		if (fscanf(mf, "%31s", mode) != 1)
-			strcpy(mode, "?");
-		fclose(mf);
-	}
+	mode_name(mode);
 	/* no context yet: the kernel alone */
 	for (i = 0; i < n; i++) {
 		vc_run(NULL, 0, 0, us);
