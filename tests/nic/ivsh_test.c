@@ -330,8 +330,9 @@ static int test_transfers(void)
 }
 
 /*
- * A stream of small sends, as osu_bw posts them: bursts of up to 64
- * outstanding while the receiver drains its ring, 4000 messages of 1-64
+ * A stream of small sends, as osu_bw posts them: bursts of up to twice a
+ * ring's worth outstanding while the receiver drains its ring (so the
+ * ring fills), 4000 messages of 1-64
  * bytes, each burst in two parts with a pause between (so the second
  * part is posted while nicd naps).  elan-nicd takes such bursts and naps
  * between them (--nap-us) instead of sleeping, unless a send waits for
@@ -343,7 +344,7 @@ static int test_transfers(void)
  */
 static int test_stream(void)
 {
-	enum { N = 4000, WIN = 64 };
+	enum { N = 4000, WIN = 2 * ELAN_RECVQ_ENTRIES };
 	struct th_ctx *a = attach(0, 5, 78, 16), *b = attach(1, 6, 78, 16);
 	uint32_t posted = 0, events = 0, delivered = 0, i;
 	uint8_t msg[64], got[ELAN_RECV_SLOT];
