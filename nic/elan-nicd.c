@@ -315,6 +315,8 @@ int main(int argc, char **argv)
 	nic.log_level = verbose ? NICD_LOG_DEBUG : NICD_LOG_INFO;
 	nic.irq = irq_cb;
 	nic.fault_timeout_ns = cfg.fault_ms * 1000000ull;
+	if (cfg.recv_slots)
+		nic.recv_slots = (uint32_t)cfg.recv_slots;
 	nicd_engine_init(&eng, 0);
 	set_rt_priority((int)cfg.rt_prio);
 	if (sched_getaffinity(0, sizeof(place_allowed), &place_allowed) < 0)
@@ -370,13 +372,13 @@ int main(int argc, char **argv)
 		fprintf(f, "%d\n", (int)getpid());
 		fclose(f);
 	}
-	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us (lag %llu us, reply %llu us, nap %llu us in streams of %llu), fault timeout %lu ms",
+	nicd_logf(&nic, NICD_LOG_INFO, "ready: %u nodes, spin %llu us (lag %llu us, reply %llu us, nap %llu us in streams of %llu), fault timeout %lu ms, %u of %u receive slots",
 		  nnodes, (unsigned long long)(spin_ns / 1000),
 		  (unsigned long long)(lag_ns / 1000),
 		  (unsigned long long)(reply_ns / 1000),
 		  (unsigned long long)(nap_ns / 1000),
 		  (unsigned long long)cfg.stream_cmds,
-		  (unsigned long)cfg.fault_ms);
+		  (unsigned long)cfg.fault_ms, nic.recv_slots, ELAN_RECVQ_ENTRIES);
 	printf("elan-nicd: ready: %u nodes, pid %d\n", nnodes, (int)getpid());
 	fflush(stdout);
 

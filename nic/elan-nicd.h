@@ -34,6 +34,7 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 struct elan_nicd_cfg {
 	uint64_t spin_us, lag_us, reply_us, fault_ms;
 	uint64_t nap_us, stream_cmds;
+	uint64_t recv_slots;
 	uint64_t rt_prio;
 	uint64_t stall_ms;
 	uint64_t place;

@@ -226,6 +226,9 @@ struct nicd {
 	uint64_t nodes_up;
 	uint64_t fault_timeout_ns;	/* default 10 s */
 	uint32_t max_fault_retries;	/* acks OK for a page that stays missing, default 1000 */
+	uint32_t recv_slots;		/* receive slots filled at most at once:
+					 * ELAN_RECVQ_ENTRIES, fewer to measure
+					 * what the ring's size is worth */
 	uint32_t chunk_budget;		/* pages per context per step */
 	uint32_t node_budget;		/* pages per node per step (fairness) */
 	uint64_t node_ns;		/* NIC time per node per step (fairness) */

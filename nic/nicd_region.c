@@ -17,6 +17,13 @@
 #include <sys/stat.h>
 #include "nicd.h"
 
+/* The layout of elan_hw.h: a context within its stride, every context in
+ * the region. */
+_Static_assert(ELAN_CTX_OFF_MMU + ELAN_CTX_MMU_DIR_SIZE <= ELAN_CTX_STRIDE,
+	       "a context's areas fit its stride");
+_Static_assert(ELAN_REGION_OFF_CTX + (uint64_t)ELAN_MAX_CTX * ELAN_CTX_STRIDE <=
+	       ELAN_REGION_SIZE, "every context fits the region");
+
 uint64_t nicd_now_mono(void)
 {
 	struct timespec ts;
@@ -144,6 +151,7 @@ int nicd_init(struct nicd *n, uint32_t nodes)
 	n->n_engines = 1;
 	n->fault_timeout_ns = 10ull * 1000000000ull;
 	n->max_fault_retries = 1000;
+	n->recv_slots = ELAN_RECVQ_ENTRIES;
 	n->chunk_budget = 64;
 	n->node_budget = 4 * n->chunk_budget;
 	n->node_ns = 100000;	/* about the copy of node_budget's pages */

@@ -200,7 +200,7 @@ int nicd_rna_recv(struct nicd *n, struct nicd_engine *e,
 		nicd_ctx_fail(n, tc, ELAN_E_QUEUE, "recv_head out of range");
 		return ELAN_E_TARGET_GONE;
 	}
-	if (used == ELAN_RECVQ_ENTRIES) {
+	if (used >= n->recv_slots) {
 		w->kind = NICD_W_SPACE;
 		tc->space_want = 1;
 		return NICD_PENDING;

@@ -17,6 +17,7 @@
  */
 struct elan_nicd_cfg cfg = {
 	.spin_us = 100, .lag_us = 3, .reply_us = 10, .nap_us = 40, .stream_cmds = 2,
+	.recv_slots = ELAN_RECVQ_ENTRIES,
 	.fault_ms = 10000,
 	.rt_prio = 1, .place = 1, .fabric_timeout_ms = 1000,
 };
@@ -44,6 +45,10 @@ static const struct tunable {
 	{ "stream-cmds", "ELAN_NICD_STREAM_CMDS", "N",
 	  "commands found queued behind another that make a stream",
 	  &cfg.stream_cmds, 1000000, NULL },
+	{ "recv-slots", "ELAN_NICD_RECV_SLOTS", "N",
+	  "fill at most N slots of a receive ring at once\n"
+	  "(fewer than the ring's: to measure what its size is\n"
+	  "worth; 0: all)", &cfg.recv_slots, ELAN_RECVQ_ENTRIES, NULL },
 	{ "rt-priority", "ELAN_NICD_RT_PRIORITY", "N",
 	  "run as SCHED_FIFO N (0: normal scheduling)", &cfg.rt_prio, 99, NULL },
 	{ "place", "ELAN_NICD_PLACE", "0|1",

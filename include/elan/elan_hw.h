@@ -20,8 +20,9 @@
 #include "elan_uapi.h"
 
 #define ELAN_HW_MAGIC		0x31434e4e414c45ULL	/* "ELANNC1" */
-#define ELAN_HW_VERSION		4	/* 3: the NIC MMU in guest RAM, 4: 2 MiB entries */
-#define ELAN_REGION_SIZE	(16u << 20)	/* power of two for the BAR */
+#define ELAN_HW_VERSION		5	/* 3: the NIC MMU in guest RAM, 4: 2 MiB entries,
+					 * 5: 128 receive slots, so contexts of 640 KiB */
+#define ELAN_REGION_SIZE	(32u << 20)	/* power of two for the BAR */
 
 /* NIC -> driver interrupt vectors. */
 enum elan_hw_irq {
@@ -204,7 +205,7 @@ struct elan_hw_ctx {
 #define ELAN_CTX_OFF_EVT	(ELAN_CTX_OFF_CMD + ELAN_CMD_AREA_SIZE)	/* EVT area */
 #define ELAN_CTX_OFF_MMU	(ELAN_CTX_OFF_EVT + ELAN_EVT_AREA_SIZE)	/* MMU directory */
 #define ELAN_CTX_MMU_DIR_SIZE	(ELAN_MMU_DIR_ENTRIES * sizeof(__u64))
-#define ELAN_CTX_STRIDE		(256u << 10)
+#define ELAN_CTX_STRIDE		(640u << 10)
 #define ELAN_REGION_OFF_CTX	(64u << 10)
 
 /* Where the pieces of one context lie (see the layout above). */

@@ -30,12 +30,17 @@
 #endif
 
 #define ELAN_DEVICE		"/dev/elan0"
-#define ELAN_ABI_VERSION	1
+/*
+ * 2: 128 receive slots (were 32): a window of 64 small sends (osu_bw's)
+ * and the reply fit in the receiver's ring, so a receiver that runs late
+ * no longer holds the sender back.
+ */
+#define ELAN_ABI_VERSION	2
 
 /* Sizes of one context's rings (entries; powers of two). */
 #define ELAN_CMDQ_ENTRIES	256
 #define ELAN_EVQ_ENTRIES	512
-#define ELAN_RECVQ_ENTRIES	32
+#define ELAN_RECVQ_ENTRIES	128
 #define ELAN_RECV_SLOT		4096	/* bytes per receive slot */
 #define ELAN_RECV_HDR		32
 #define ELAN_SEND_MAX		(ELAN_RECV_SLOT - ELAN_RECV_HDR)

@@ -330,8 +330,9 @@ static int test_transfers(void)
 }
 
 /*
- * A stream of small sends, as osu_bw posts them: bursts of up to 64
- * outstanding while the receiver drains its ring, 4000 messages of 1-64
+ * A stream of small sends, as osu_bw posts them: bursts of up to twice a
+ * ring's worth outstanding while the receiver drains its ring (so the
+ * ring fills), 4000 messages of 1-64
  * bytes, each burst in two parts with a pause between (so the second
  * part is posted while nicd naps).  elan-nicd takes such bursts and naps
  * between them (--nap-us) instead of sleeping, unless a send waits for
@@ -343,7 +344,7 @@ static int test_transfers(void)
  */
 static int test_stream(void)
 {
-	enum { N = 4000, WIN = 64 };
+	enum { N = 4000, WIN = 2 * ELAN_RECVQ_ENTRIES };
 	struct th_ctx *a = attach(0, 5, 78, 16), *b = attach(1, 6, 78, 16);
 	uint32_t posted = 0, events = 0, delivered = 0, i;
 	uint8_t msg[64], got[ELAN_RECV_SLOT];
@@ -432,14 +433,18 @@ static int drain_in_order(struct th_ctx *b, uint32_t first)
 	return k;
 }
 
+/* a buffer of its own for each send in flight (test_wakeups: a ring's
+ * worth and more) */
+#define SEND8_BUFS	(2 * ELAN_RECVQ_ENTRIES)
+
 static int send8(struct th_ctx *a, struct th_ctx *b, uint32_t k)
 {
 	uint8_t msg[8];
 	struct elan_cmd cmd;
 
 	memset(msg, (uint8_t)k, sizeof(msg));
-	th_write_mem(a, th_va(a, (k % 64) * 64), msg, sizeof(msg));
-	cmd = th_cmd(ELAN_OP_SEND, th_addr(b), th_va(a, (k % 64) * 64), 0, sizeof(msg));
+	th_write_mem(a, th_va(a, (k % SEND8_BUFS) * 64), msg, sizeof(msg));
+	cmd = th_cmd(ELAN_OP_SEND, th_addr(b), th_va(a, (k % SEND8_BUFS) * 64), 0, sizeof(msg));
 	cmd.tag = k;
 	cmd.cookie = k;
 	return post(a, &cmd);
@@ -457,6 +462,7 @@ static int send8(struct th_ctx *a, struct th_ctx *b, uint32_t k)
 static int test_wakeups(void)
 {
 	enum { FILL = ELAN_RECVQ_ENTRIES + 1, BEHIND = 16, PINGS = 10 };
+	_Static_assert(FILL + BEHIND + PINGS <= SEND8_BUFS, "a buffer per send in flight");
 	struct th_ctx *a = attach(0, 7, 79, 16), *b = attach(1, 8, 79, 16);
 	uint32_t k, got = 0, events = 0;
 	unsigned long rings;
@@ -465,7 +471,7 @@ static int test_wakeups(void)
 	int d;
 
 	CHECK(a && b, "attach: the NIC did not take up the contexts");
-	th_preload(a, th_va(a, 0), 64 * 64);
+	th_preload(a, th_va(a, 0), SEND8_BUFS * 64);
 	for (k = 0; k < FILL; k++)
 		CHECK(send8(a, b, k) == 0, "post %u", k);
 	usleep(20000);
