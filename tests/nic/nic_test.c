@@ -767,18 +767,12 @@ static int t_consumers_behind(void)
 	CHECK(st == NICD_RUNNING, "%d with the completion taken", st);
 	/* a put into another context: its owner polls memory and may reply */
 	cmd = th_cmd(ELAN_OP_PUT, th_addr(r), th_va(s, 0), th_va(r, 0), 8);
-	CHECK(th_post(s, &cmd) == 0, "post put");
-	for (i = 0; i < 10; i++)
-		th_run(&t);
-	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "put event");
+	CHECK(th_do(&t, s, &cmd, &ev) == 0, "put");
 	st = nicd_consumers_behind(&t.n);
 	CHECK(st == NICD_REPLYING, "%d with a put done, its completion taken", st);
 	/* a put into the poster's own memory awaits nobody */
 	cmd = th_cmd(ELAN_OP_PUT, th_addr(s), th_va(s, 0), th_va(s, 64), 8);
-	CHECK(th_post(s, &cmd) == 0, "post put to itself");
-	for (i = 0; i < 10; i++)
-		th_run(&t);
-	CHECK(th_poll_ev(s, &ev) && ev.status == 0, "own put event");
+	CHECK(th_do(&t, s, &cmd, &ev) == 0, "put to itself");
 	st = nicd_consumers_behind(&t.n);
 	CHECK(st == NICD_RUNNING, "%d with a put to itself done and taken", st);
 	th_fini(&t);
