@@ -122,8 +122,9 @@ struct nicd_ctx {
 	uint8_t notify;		/* on the notify list this step */
 	uint8_t blocked;	/* waits for ring space (polled) */
 	uint8_t space_want;	/* this step: an op found a ring of ours full */
-	uint8_t sent_away;	/* this step: a message to another host done */
-	uint8_t wrote_peer;	/* this step: a put or atomic into another context */
+	uint8_t reply_elsewhere;	/* this step: a message to another host, or a
+				 * put or atomic into another context, done:
+				 * a reply may come that no ring shows */
 	uint8_t posted;		/* since the last nap or sleep: a command taken */
 	uint32_t waiting_pub;	/* the status page's nic_waiting */
 	uint8_t stalled_pub;	/* the status page's nic_stalled */
@@ -214,8 +215,7 @@ struct nicd_watch {
 	uint32_t node, ctx, gen;
 	uint32_t ev_tail, recv_tail;	/* posted up to here */
 	uint8_t got_msg;		/* messages among them */
-	uint8_t sent_away;		/* a message sent to another host */
-	uint8_t wrote_peer;		/* data put into another context */
+	uint8_t reply_elsewhere;	/* see struct nicd_ctx */
 };
 #define NICD_WATCH	16
 

@@ -338,11 +338,11 @@ static void complete(struct nicd *n, struct nicd_engine *e, struct nicd_ctx *c,
 	nicd_post_event(c, &ev);
 	nicd_trace(n, 'D', c->nd->id, c->idx, op->cmd.op, op->done);
 	if (op->cmd.op == ELAN_OP_SEND && nicd_addr_remote(n, op->cmd.dst))
-		c->sent_away = 1;
+		c->reply_elsewhere = 1;
 	if (!status && (op->cmd.op == ELAN_OP_PUT ||
 			op->cmd.op == ELAN_OP_ATOMIC) &&
 	    op->cmd.dst != ELAN_ADDR(c->nd->id, c->idx))
-		c->wrote_peer = 1;
+		c->reply_elsewhere = 1;
 	nicd_notify(e, c);
 	c->has_op = 0;
 	c->ncmds++;
@@ -585,11 +585,9 @@ int nicd_step(struct nicd *n, struct nicd_engine *e)
 				wt->recv_tail = c->recv_tail;
 				wt->got_msg = c->recv_tail != c->recv_watched;
 				c->recv_watched = c->recv_tail;
-				wt->sent_away = c->sent_away;
-				wt->wrote_peer = c->wrote_peer;
+				wt->reply_elsewhere = c->reply_elsewhere;
 			}
-			c->sent_away = 0;
-			c->wrote_peer = 0;
+			c->reply_elsewhere = 0;
 		}
 		e->nnotify = 0;
 	}
@@ -688,7 +686,7 @@ int nicd_consumers_behind(struct nicd *n)
 				     wt->ev_tail) < 0) {
 			behind = 1;
 		}
-		away |= wt->sent_away | wt->wrote_peer;
+		away |= wt->reply_elsewhere;
 	}
 	if (!behind)
 		return away && !msgs ? NICD_REPLYING : NICD_RUNNING;
